@@ -1,0 +1,31 @@
+# MemoryReel, CPU image. Build: docker build -t memoryreel .   Run: docker run -p 7860:7860 memoryreel
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    MEMORYREEL_HOST=0.0.0.0 \
+    MEMORYREEL_PORT=7860 \
+    MEMORYREEL_HOME=/data/library \
+    MEMORYREEL_CACHE=/data/cache
+
+# libgl1/libglib2.0-0: OpenCV (ultralytics, RapidOCR); libgomp1: onnxruntime and torch.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 libgomp1 \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /opt/memoryreel
+COPY requirements.txt requirements-nodeps.txt ./
+# The CPU wheel index keeps torch to ~200 MB instead of the multi-GB CUDA build.
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt \
+    && pip install --no-deps -r requirements-nodeps.txt
+
+COPY app ./app
+COPY backend ./backend
+COPY models ./models
+COPY static ./static
+# Assemble and verify the offline model files at build time, not at first start.
+RUN python -m backend setup
+
+VOLUME /data
+EXPOSE 7860
+CMD ["python", "-m", "app"]

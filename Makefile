@@ -1,0 +1,31 @@
+# The README's two commands: `make run` (set up, start the app) and `make test` (set up, test).
+# Both create .venv once and reinstall only when a requirements file changes.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test bench clean
+
+$(STAMP): requirements.txt requirements-nodeps.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+	$(PY) -m backend setup
+
+run: setup
+	$(PY) -m app
+
+test: setup
+	$(PY) -m pytest -ra
+
+bench: setup
+	$(PY) -m backend bench ingest $(or $(VIDEO),../shared/videos/intel_one-by-one-person-detection.mp4)
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,47 @@
+"""Turn library data into what the page shows: tables, markdown and annotated frames."""
+
+from __future__ import annotations
+
+from backend import frames
+from backend.library import Library, VideoEntry
+from backend.sql_runner import run_query
+
+SUMMARY_QUERIES = {
+    "instances": "SELECT id, category, ROUND(first_seen, 1) AS first_seen_s, "
+                 "ROUND(last_seen, 1) AS last_seen_s, frame_count, appearance, action "
+                 "FROM instances ORDER BY id",
+    "speech": "SELECT ROUND(t_start, 1) AS start_s, ROUND(t_end, 1) AS end_s, text "
+              "FROM speech ORDER BY t_start",
+    "ocr": "SELECT ROUND(MIN(t), 1) AS first_seen_s, ROUND(MAX(t), 1) AS last_seen_s, text, "
+           "ROUND(MAX(confidence), 2) AS confidence FROM ocr GROUP BY text ORDER BY MIN(t)",
+}
+
+
+def library_choices(library: Library) -> list[tuple[str, str]]:
+    return [(f"{e.name} ({e.duration:.0f} s)", e.video_id) for e in library.list()]
+
+
+def _table(entry: VideoEntry, sql: str) -> dict:
+    result = run_query(entry.db_path, sql, timeout_s=5.0, max_rows=500)
+    return {"headers": result.columns, "data": [list(r) for r in result.rows]}
+
+
+def summary(entry: VideoEntry) -> dict:
+    """Everything the summary panel shows for one video."""
+    info = entry.info()
+    tables = info["tables"]
+    people = _table(entry, SUMMARY_QUERIES["instances"])
+    facts = (
+        f"### {info['name']}\n"
+        f"{info['duration']:.1f} s · {info['width']}×{info['height']} · {info['fps']:.1f} fps · "
+        f"{'with' if info['has_audio'] else 'no'} audio · id `{entry.video_id}`\n\n"
+        f"**{tables['instances']}** tracked objects · **{tables['detections']}** boxes · "
+        f"**{tables['timeline']}** timeline steps · **{tables['speech']}** speech segments · "
+        f"**{tables['ocr']}** text reads\n\n"
+        f"Models: " + ", ".join(f"{k}: {v}" for k, v in info["models"].items() if v)
+    )
+    gallery = [(frames.annotated_frame(entry, f), f"frame {f}")
+               for f in frames.key_frames(entry)]
+    return {"facts": facts, "instances": people, "speech": _table(entry, SUMMARY_QUERIES["speech"]),
+            "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "gallery": gallery,
+            "video": str(entry.playable)}

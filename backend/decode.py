@@ -1,0 +1,142 @@
+"""Video probing and streaming frame sampling with decord.
+
+Frames are decoded in small batches and yielded one at a time, so memory does not grow with
+the length of the video. Every way a file can fail to decode becomes an InputError with a
+message a user understands.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import av
+import decord
+import numpy as np
+
+from backend.errors import InputError
+
+log = logging.getLogger(__name__)
+
+_BATCH = 8
+
+
+@dataclass(frozen=True)
+class VideoMeta:
+    fps: float
+    frames: int
+    duration: float
+    width: int
+    height: int
+    has_audio: bool
+    codec: str
+
+
+def _container_facts(path: Path) -> tuple[str, bool, int]:
+    """(video codec, has audio, frames the header declares or 0), with a specific error per failure."""
+    try:
+        with av.open(str(path)) as container:
+            videos = container.streams.video
+            if not videos:
+                raise InputError(f"'{path.name}' has no video stream (is it an audio or other file?).")
+            codec_ctx = videos[0].codec_context
+            codec = codec_ctx.name if codec_ctx is not None else ""
+            declared = int(videos[0].frames or 0)
+            has_audio = bool(container.streams.audio)
+    except InputError:
+        raise
+    except av.error.InvalidDataError as e:
+        if _looks_like_mp4(path):
+            raise InputError(f"'{path.name}' is an MP4/MOV file whose index is missing: it looks "
+                             "truncated (an interrupted download or copy?).") from e
+        raise InputError(f"'{path.name}' is not a video file FFmpeg can read ({e.strerror or e}).") from e
+    except (av.error.FFmpegError, OSError) as e:
+        raise InputError(f"'{path.name}' could not be opened as a video: {e}.") from e
+    if not codec or codec in {"none", "unknown"}:
+        raise InputError(f"'{path.name}' uses a video codec this build cannot decode.")
+    try:
+        av.codec.Codec(codec, "r")
+    except Exception as e:
+        raise InputError(f"'{path.name}' uses the video codec '{codec}', which this build cannot decode.") from e
+    return codec, has_audio, declared
+
+
+def _looks_like_mp4(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(12)[4:8] == b"ftyp"
+
+
+def open_reader(path: Path) -> decord.VideoReader:
+    try:
+        return decord.VideoReader(str(path), num_threads=1)
+    except decord.DECORDError as e:
+        raise InputError(f"'{path.name}' could not be decoded: the file looks truncated or corrupt ({_short(e)}).") from e
+
+
+def probe(path: Path) -> VideoMeta:
+    """Check that `path` is a decodable video and read its facts. Decodes first and last frames."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"'{path}' does not exist or is not a file.")
+    if path.stat().st_size == 0:
+        raise InputError(f"'{path.name}' is empty (0 bytes).")
+    codec, has_audio, declared = _container_facts(path)
+    reader = open_reader(path)
+    frames = len(reader)
+    fps = float(reader.get_avg_fps() or 0.0)
+    if frames <= 0 or fps <= 0:
+        raise InputError(f"'{path.name}' contains no decodable video frames.")
+    # Containers without a trailing index (AVI) still open when cut short; their header knows better.
+    if declared > frames * 1.02 + 1:
+        raise InputError(
+            f"'{path.name}' is truncated: its header declares {declared} frames "
+            f"({declared / fps:.1f} s) but only {frames} ({frames / fps:.1f} s) are present.")
+    for index in (0, frames - 1):
+        _decode_one(reader, index, path, fps)
+    height, width = reader[0].shape[:2]
+    return VideoMeta(fps=fps, frames=frames, duration=frames / fps, width=int(width),
+                     height=int(height), has_audio=has_audio, codec=codec)
+
+
+def sample_indices(meta: VideoMeta, fps: float) -> list[int]:
+    """Frame indices at `fps` (never faster than the video itself), starting at frame 0."""
+    step = max(meta.fps / fps, 1.0) if fps > 0 else meta.frames
+    indices, position = [], 0.0
+    while round(position) < meta.frames:
+        indices.append(int(round(position)))
+        position += step
+    return sorted(set(indices))
+
+
+def iter_frames(path: Path, meta: VideoMeta, indices: list[int]) -> Iterator[tuple[int, float, np.ndarray]]:
+    """Yield (frame index, seconds, RGB frame) for `indices`, decoding a few frames at a time."""
+    reader = open_reader(Path(path))
+    for start in range(0, len(indices), _BATCH):
+        chunk = indices[start:start + _BATCH]
+        try:
+            batch = reader.get_batch(chunk).asnumpy()
+        except decord.DECORDError:
+            # Find the first frame that fails, so the message can say where the damage starts.
+            for index in chunk:
+                _decode_one(reader, index, Path(path), meta.fps)
+            raise
+        for index, frame in zip(chunk, batch):
+            yield index, index / meta.fps, frame
+        del batch
+
+
+def _decode_one(reader: decord.VideoReader, index: int, path: Path, fps: float) -> None:
+    try:
+        reader[index].asnumpy()
+    except decord.DECORDError as e:
+        raise InputError(
+            f"'{path.name}' fails to decode from frame {index} ({index / fps:.1f} s) on: the file "
+            f"is damaged part-way ({_short(e)}).") from e
+
+
+def _short(error: Exception) -> str:
+    # decord prefixes its messages with a timestamp and a source path; keep the reason only.
+    text = str(error).strip().splitlines()[0]
+    return text.rsplit(": ", 1)[-1][:120]

@@ -1,0 +1,125 @@
+"""Offline descriptions written from evidence: tracked objects and their motion, speech, text.
+
+With no vision-language model at hand, this is what fills the time-dominant table: plain
+sentences that say only what the detectors, tracker, ASR and OCR actually found. A configured
+captioner (models/captioner.py) adds its caption in front of the same evidence.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TrackPoint:
+    t: float
+    cx: float  # box centre, as a fraction of the frame width
+    cy: float  # box centre, as a fraction of the frame height
+    h: float   # box height, as a fraction of the frame height
+
+
+def colour_name(rgb: np.ndarray) -> str:
+    r, g, b = (float(c) / 255.0 for c in rgb)
+    hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
+    if val < 0.22:
+        return "black"
+    if sat < 0.18:
+        return "white" if val > 0.82 else "grey" if val > 0.45 else "dark grey"
+    degrees = hue * 360
+    if degrees < 15 or degrees >= 340:
+        return "red" if val > 0.45 else "dark red"
+    if degrees < 40:
+        return "orange" if val > 0.65 else "brown"
+    if degrees < 70:
+        return "yellow" if val > 0.55 else "olive"
+    if degrees < 165:
+        return "green"
+    if degrees < 200:
+        return "teal"
+    if degrees < 255:
+        return "blue" if val > 0.35 else "navy"
+    if degrees < 290:
+        return "purple"
+    return "pink"
+
+
+def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None) -> str:
+    """E.g. 'person in dark grey top and blue bottom', from mean colours of the box halves."""
+    if upper_rgb is None or lower_rgb is None:
+        return category
+    upper, lower = colour_name(upper_rgb), colour_name(lower_rgb)
+    if category == "person":
+        return f"person in {upper} top and {lower} bottom"
+    return f"{upper} {category}" if upper == lower else f"{upper} and {lower} {category}"
+
+
+def motion(points: list[TrackPoint]) -> str:
+    """How a track moves over its life: direction across the frame, towards or away, or still."""
+    if len(points) < 2:
+        return "seen briefly"
+    first, last = points[0], points[-1]
+    dx, dy = last.cx - first.cx, last.cy - first.cy
+    scale = last.h / first.h if first.h > 0 else 1.0
+    phrases = []
+    if abs(dx) >= 0.1 and abs(dx) >= abs(dy):
+        phrases.append("moves left to right" if dx > 0 else "moves right to left")
+    elif abs(dy) >= 0.1:
+        phrases.append("moves down the frame" if dy > 0 else "moves up the frame")
+    if scale >= 1.3:
+        phrases.append("comes towards the camera")
+    elif scale <= 0.75:
+        phrases.append("goes away from the camera")
+    if not phrases:
+        return "stays in place"
+    return " and ".join(phrases)
+
+
+def where(point: TrackPoint) -> str:
+    horizontal = "left" if point.cx < 1 / 3 else "right" if point.cx > 2 / 3 else "centre"
+    vertical = "top" if point.cy < 1 / 3 else "bottom" if point.cy > 2 / 3 else "middle"
+    return "centre" if (horizontal, vertical) == ("centre", "middle") else f"{vertical} {horizontal}"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {'people' if noun == 'person' else noun + 's'}"
+
+
+def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech: str,
+                        text_on_screen: list[str]) -> str:
+    """One time step: who is visible, where, how they move; what is said and written."""
+    if visible:
+        counts = Counter(category for category, _ in visible.values())
+        parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]
+        for instance_id, (category, points) in sorted(visible.items()):
+            parts.append(f"{category} #{instance_id} at {where(points[len(points) // 2])}, "
+                         f"{motion(points)}")
+        sentence = "; ".join(parts) + "."
+    else:
+        sentence = "No tracked objects visible."
+    if text_on_screen:
+        sentence += " On screen: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
+    if speech:
+        sentence += f' Speech: "{speech}".'
+    return sentence
+
+
+def window_summary(t_start: float, t_end: float, instances: dict[int, str], speech: str,
+                   text_on_screen: list[str]) -> str:
+    """A longer window: which instances appear (with appearance and action), speech and text."""
+    span = f"From {t_start:.0f} s to {t_end:.0f} s"
+    if instances:
+        counts = Counter(desc.split(" ")[0] for desc in instances.values())
+        who = ", ".join(_plural(n, c) for c, n in sorted(counts.items()))
+        details = "; ".join(f"#{i}: {desc}" for i, desc in sorted(instances.items()))
+        sentence = f"{span}, {who} appear in all. {details}."
+    else:
+        sentence = f"{span}, no tracked objects appear."
+    if text_on_screen:
+        sentence += " On-screen text: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
+    if speech:
+        sentence += f' Speech: "{speech}".'
+    return sentence

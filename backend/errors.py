@@ -1,0 +1,17 @@
+"""Errors a user can act on. Their messages are shown as they are, in the CLI and in the app."""
+
+
+class MemoryReelError(Exception):
+    """Base class: the message says what went wrong and, where possible, what to do."""
+
+
+class InputError(MemoryReelError):
+    """The given file cannot be ingested (empty, not a video, truncated, unknown codec...)."""
+
+
+class NotFoundError(MemoryReelError):
+    """A video id that the library does not hold."""
+
+
+class QueryError(MemoryReelError):
+    """A SQL query was refused or failed; nothing was changed."""

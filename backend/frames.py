@@ -1,0 +1,58 @@
+"""Frames of a library video with their tracked boxes and ids drawn, for people to look at."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from PIL import Image, ImageDraw, ImageFont
+
+from backend import decode
+from backend.library import VideoEntry
+
+_PALETTE = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6",
+            "#bfef45", "#fabed4", "#469990", "#dcbeff", "#9a6324", "#800000", "#aaffc3"]
+
+
+def colour_for(instance_id: int) -> str:
+    return _PALETTE[(instance_id - 1) % len(_PALETTE)]
+
+
+def _rows(entry: VideoEntry, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(f"{entry.db_path.resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def key_frames(entry: VideoEntry, count: int = 4) -> list[int]:
+    """Sampled frames spread over the video, preferring those where the most objects are seen."""
+    rows = _rows(entry, "SELECT frame, COUNT(*) AS n FROM detections GROUP BY frame ORDER BY frame")
+    if not rows:
+        frames = entry.info()["frames"]
+        return sorted({int(frames * (k + 0.5) / count) for k in range(count)})
+    chunk = max(1, len(rows) // count)
+    picks = []
+    for start in range(0, len(rows), chunk):
+        best = max(rows[start:start + chunk], key=lambda r: r["n"])
+        picks.append(best["frame"])
+    return picks[:count]
+
+
+def annotated_frame(entry: VideoEntry, frame: int, highlight: set[int] | None = None) -> Image.Image:
+    """The frame with every detection in it drawn as a box labelled with its instance id."""
+    image = Image.fromarray(decode.open_reader(entry.source)[frame].asnumpy())
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=max(12, image.height // 30))
+    for row in _rows(entry, "SELECT d.instance_id, d.x1, d.y1, d.x2, d.y2, i.category "
+                            "FROM detections d JOIN instances i ON i.id = d.instance_id "
+                            "WHERE d.frame = ?", (frame,)):
+        colour = colour_for(row["instance_id"])
+        width = 4 if highlight and row["instance_id"] in highlight else 2
+        draw.rectangle((row["x1"], row["y1"], row["x2"], row["y2"]), outline=colour, width=width)
+        label = f"#{row['instance_id']} {row['category']}"
+        left, top, right, bottom = draw.textbbox((row["x1"], row["y1"]), label, font=font)
+        draw.rectangle((left, top - (bottom - top) - 2, right + 4, top), fill=colour)
+        draw.text((row["x1"] + 2, top - (bottom - top) - 2), label, fill="white", font=font)
+    return image

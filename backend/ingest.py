@@ -1,0 +1,483 @@
+"""Ingest: a video file becomes symbolic tables (SQLite) and multi-scale episodic memory (LanceDB).
+
+One streaming pass over sampled frames feeds the tracker, OCR and (if configured) a captioner;
+speech is transcribed from the audio track; then tracks are cleaned, tables written, segments
+described and embedded. Everything is built in a staging folder that the library moves into
+place only at the end (see library.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import sqlite_utils
+from PIL import Image
+
+from backend import decode, describe, episodic, preview
+from backend.config import Settings
+from backend.errors import InputError
+from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
+from backend.schema import create_tables
+from backend.tracks import Frame, clean_tracks, relabel
+from models.types import Detection, SpeechSegment, TextItem
+
+log = logging.getLogger(__name__)
+
+# progress(stage, done, total): called often during long stages; total is 0 when unknown.
+Progress = Callable[[str, int, int], None]
+
+# Stage names in order, with the words the app shows for them.
+STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
+          "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
+          "tracks": "Cleaning tracks", "describe": "Writing the timeline",
+          "embed": "Building episodic memory", "preview": "Preparing the player"}
+
+
+@dataclass
+class IngestResult:
+    video_id: str
+    name: str
+    cached: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    duration: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"video_id": self.video_id, "name": self.name, "cached": self.cached,
+                "duration": self.duration, "counts": self.counts,
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+
+
+@dataclass
+class _FrameEvidence:
+    """What the single pass over frames collects; small per frame, so it may grow with length."""
+
+    frames: list[Frame] = field(default_factory=list)
+    colours: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=lambda: defaultdict(list))
+    ocr_runs: list[tuple[float, int, list[TextItem]]] = field(default_factory=list)
+    captions: list[tuple[float, str]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+
+class ModelSet:
+    """The models ingest needs, loaded on first use and kept for the next video."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    @property
+    def tracker(self):
+        return _tracker(self.settings.detector_weights, self.settings.detector_imgsz,
+                        self.settings.detector_conf, self.settings.device)
+
+    @property
+    def speech(self):
+        return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device)
+
+    @property
+    def ocr(self):
+        return _ocr()
+
+    @property
+    def embedder(self):
+        return embedder_for(self.settings)
+
+    @property
+    def captioner(self):
+        s = self.settings
+        return _captioner(s.captioner, s.caption_model, s.vision_base_url, s.vision_api_key,
+                          s.device)
+
+
+@lru_cache(maxsize=2)
+def _tracker(weights: str, imgsz: int, conf: float, device: str):
+    from models.tracker import Tracker
+    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device)
+
+
+@lru_cache(maxsize=1)
+def _speech(model: str, cache_dir: str, device: str):
+    from models.asr import SpeechRecognizer
+    return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device)
+
+
+@lru_cache(maxsize=1)
+def _ocr():
+    from models.ocr import TextReader
+    return TextReader()
+
+
+@lru_cache(maxsize=1)
+def _embedder(model: str, device: str):
+    from models.embedder import TextEmbedder
+    return TextEmbedder(model=model, device=device)
+
+
+def embedder_for(settings: Settings):
+    return _embedder(settings.embedder, settings.device)
+
+
+@lru_cache(maxsize=1)
+def _captioner(kind: str, model: str, base_url: str, api_key: str, device: str):
+    if kind == "evidence":
+        return None
+    if kind == "openai":
+        from models.captioner import OpenAIVisionCaptioner
+        return OpenAIVisionCaptioner(base_url, api_key, model)
+    if kind == "transformers":
+        from models.captioner import TransformersCaptioner
+        return TransformersCaptioner(model, device)
+    raise ValueError(f"MEMORYREEL_CAPTIONER must be evidence, openai or transformers, not '{kind}'.")
+
+
+def check_upload(path: Path, max_bytes: int) -> None:
+    """Cheap checks before anything is read or written: exists, type by extension, size."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"'{path}' does not exist or is not a file.")
+    if path.suffix.lower() not in VIDEO_EXTENSIONS:
+        allowed = ", ".join(sorted(VIDEO_EXTENSIONS))
+        raise InputError(f"'{path.name}' is not a supported video type (allowed: {allowed}).")
+    size = path.stat().st_size
+    if size == 0:
+        raise InputError(f"'{path.name}' is empty (0 bytes).")
+    if size > max_bytes:
+        raise InputError(f"'{path.name}' is {size / 2**20:.0f} MiB; the limit is "
+                         f"{max_bytes / 2**20:.0f} MiB (MEMORYREEL_MAX_UPLOAD_MB).")
+
+
+def ingest(path: Path, settings: Settings, progress: Progress | None = None,
+           models: ModelSet | None = None) -> IngestResult:
+    """Add the video at `path` to the library; a file already there (same sha256) is not redone."""
+    path = Path(path)
+    progress = progress or (lambda stage, done, total: None)
+    models = models or ModelSet(settings)
+    library = Library(settings.home)
+    check_upload(path, settings.max_upload_mb * 2**20)
+    seconds: dict[str, float] = {}
+
+    started = time.perf_counter()
+    progress("hash", 0, 1)
+    sha256 = content_hash(path)
+    video_id = video_id_for(sha256)
+    seconds["hash"] = time.perf_counter() - started
+    if library.has(video_id):
+        entry = library.get(video_id)
+        return IngestResult(video_id=video_id, name=entry.name, cached=True,
+                            counts=entry.table_counts(), seconds=seconds, duration=entry.duration)
+
+    mark = time.perf_counter()
+    progress("probe", 0, 1)
+    meta = decode.probe(path)
+    seconds["probe"] = time.perf_counter() - mark
+
+    with library.staging(video_id) as folder:
+        source = folder / f"source{path.suffix.lower()}"
+        shutil.copyfile(path, source)
+
+        mark = time.perf_counter()
+        progress("models", 0, 1)
+        model_names = _model_names(settings, models, meta.has_audio)
+        seconds["models"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        evidence = _frame_pass(source, meta, settings, models, progress)
+        seconds["frames"] = time.perf_counter() - mark
+        seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
+
+        mark = time.perf_counter()
+        progress("speech", 0, 1)
+        speech = _transcribe(source, meta, settings, models)
+        seconds["speech"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        progress("tracks", 0, 1)
+        mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
+        frames = relabel(evidence.frames, mapping)
+        colours = _merge_colours(evidence.colours, mapping)
+        seconds["tracks"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        progress("describe", 0, 1)
+        db = sqlite_utils.Database(folder / "video.db")
+        try:
+            create_tables(db)
+            db["video"].insert({
+                "id": video_id, "name": path.name, "sha256": sha256, "fps": meta.fps,
+                "frames": meta.frames, "duration": meta.duration, "width": meta.width,
+                "height": meta.height, "has_audio": int(meta.has_audio), "codec": meta.codec,
+                "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "models": json.dumps(model_names),
+            })
+            tracks = _write_instances(db, frames, colours, meta)
+            _write_speech(db, speech)
+            _write_ocr(db, evidence.ocr_runs)
+            episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
+                                       model_names["captions"])
+        finally:
+            db.close()
+        seconds["describe"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        progress("embed", 0, len(episodes))
+        vectors = models.embedder.embed([e.text for e in episodes])
+        episodic.write(folder, video_id, episodes, vectors)
+        seconds["embed"] = time.perf_counter() - mark
+        progress("embed", len(episodes), len(episodes))
+
+        mark = time.perf_counter()
+        progress("preview", 0, 1)
+        _write_thumbnail(source, meta, folder / "thumb.jpg")
+        if preview.needs_preview(source, meta):
+            preview.write_preview(source, meta, folder / "preview.mp4")
+        seconds["preview"] = time.perf_counter() - mark
+
+    entry = library.get(video_id)
+    counts = entry.table_counts()
+    counts["episodic"] = len(episodes)
+    seconds["total"] = time.perf_counter() - started
+    log.info("ingested %s as %s in %.1f s", path.name, video_id, seconds["total"])
+    return IngestResult(video_id=video_id, name=path.name, cached=False, counts=counts,
+                        seconds=seconds, duration=meta.duration)
+
+
+def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,
+                progress: Progress) -> _FrameEvidence:
+    evidence = _FrameEvidence()
+    tracker = models.tracker
+    tracker.reset()
+    reader = models.ocr if settings.ocr_enabled else None
+    captioner = models.captioner
+    indices = decode.sample_indices(meta, settings.track_fps)
+    next_ocr, next_caption, last_ocr_thumb = 0.0, 0.0, None
+    ocr_gap, last_texts = settings.ocr_interval, None
+    for n, (index, t, frame) in enumerate(decode.iter_frames(source, meta, indices)):
+        mark = time.perf_counter()
+        detections = tracker.track(frame)
+        evidence.frames.append((index, t, detections))
+        for d in detections:
+            evidence.colours[d.track_id].append(_box_colours(frame, d.box))
+        evidence.seconds["track"] += time.perf_counter() - mark
+
+        if reader is not None and t >= next_ocr:
+            thumb = _grey_thumb(frame)
+            if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
+                mark = time.perf_counter()
+                items = reader.read(frame)
+                evidence.ocr_runs.append((t, index, items))
+                evidence.seconds["ocr"] += time.perf_counter() - mark
+                last_ocr_thumb = thumb
+                # Back off while the text stays the same (people moving past a static sign),
+                # return to the base interval as soon as it changes (captions, clocks).
+                texts = {item.text for item in items}
+                ocr_gap = min(ocr_gap * 2, settings.ocr_interval * 4) if texts == last_texts \
+                    else settings.ocr_interval
+                last_texts = texts
+            next_ocr = t + ocr_gap
+
+        if captioner is not None and t >= next_caption:
+            mark = time.perf_counter()
+            evidence.captions.append((t, captioner.caption(frame)))
+            evidence.seconds["caption"] += time.perf_counter() - mark
+            next_caption = t + settings.segment_seconds
+        progress("frames", n + 1, len(indices))
+    return evidence
+
+
+def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
+                models: ModelSet) -> list[SpeechSegment]:
+    if not (settings.asr_enabled and meta.has_audio):
+        return []
+    from models.asr import load_audio
+    audio = load_audio(source)
+    if audio is None or audio.size == 0:
+        return []
+    return models.speech.transcribe(audio)
+
+
+_THUMB = (54, 96)  # rows, columns: a 6 x 8 grid of 9 x 12 blocks
+
+
+def _grey_thumb(frame: np.ndarray) -> np.ndarray:
+    """A coarse grey image for change detection: cheap, and blind to sensor noise."""
+    grey = Image.fromarray(frame).convert("L").resize(_THUMB[::-1], Image.Resampling.BOX)
+    return np.asarray(grey, dtype=np.float32)
+
+
+def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean grey-level change of the most-changed block: a new caption or a ticking clock in
+    one corner counts, although it barely moves the mean of the whole frame."""
+    diff = np.abs(a - b).reshape(6, _THUMB[0] // 6, 8, _THUMB[1] // 8)
+    return float(diff.mean(axis=(1, 3)).max())
+
+
+def _box_colours(frame: np.ndarray, box: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean colour of the upper and lower half of the box's central strip (less background)."""
+    h, w = frame.shape[:2]
+    x1, y1, x2, y2 = (int(round(v)) for v in box)
+    x1, x2 = max(0, x1), min(w, x2)
+    y1, y2 = max(0, y1), min(h, y2)
+    if x2 - x1 < 4 or y2 - y1 < 8:
+        return np.zeros(3), np.zeros(3)
+    cx1, cx2 = x1 + (x2 - x1) // 4, x2 - (x2 - x1) // 4
+    mid = y1 + (y2 - y1) // 2
+    # Top from 15-50 % of the height (skips the head), bottom from 50-85 % (skips the feet).
+    top = frame[y1 + (y2 - y1) * 15 // 100:mid, cx1:cx2:2]
+    bottom = frame[mid:y1 + (y2 - y1) * 85 // 100, cx1:cx2:2]
+    return top.reshape(-1, 3).mean(axis=0), bottom.reshape(-1, 3).mean(axis=0)
+
+
+def _merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    merged: dict[int, list] = defaultdict(list)
+    for raw_id, samples in colours.items():
+        if raw_id in mapping:
+            merged[mapping[raw_id]].extend(samples)
+    return {i: (np.median([s[0] for s in samples], axis=0), np.median([s[1] for s in samples], axis=0))
+            for i, samples in merged.items()}
+
+
+def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
+                     colours: dict[int, tuple[np.ndarray, np.ndarray]],
+                     meta: decode.VideoMeta) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
+    """instances + detections tables; returns {id: (category, trajectory)} for descriptions."""
+    tracks: dict[int, tuple[str, list[describe.TrackPoint]]] = {}
+    rows, first_last = [], {}
+    for index, t, detections in frames:
+        for d in detections:
+            x1, y1, x2, y2 = d.box
+            rows.append({"instance_id": d.track_id, "frame": index, "t": round(t, 3),
+                         "x1": x1, "y1": y1, "x2": x2, "y2": y2,
+                         "confidence": round(d.confidence, 3)})
+            point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
+                                        (y2 - y1) / meta.height)
+            tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
+            first, _ = first_last.get(d.track_id, (index, index))
+            first_last[d.track_id] = (first, index)
+    instance_rows = []
+    for instance_id, (category, points) in sorted(tracks.items()):
+        upper, lower = colours.get(instance_id, (None, None))
+        first_frame, last_frame = first_last[instance_id]
+        instance_rows.append({
+            "id": instance_id, "category": category, "first_seen": round(points[0].t, 3),
+            "last_seen": round(points[-1].t, 3), "first_frame": first_frame,
+            "last_frame": last_frame, "frame_count": len(points),
+            "appearance": describe.appearance(category, upper, lower),
+            "action": describe.motion(points),
+        })
+    db["instances"].insert_all(instance_rows)
+    db["detections"].insert_all(rows, batch_size=2000)
+    return tracks
+
+
+def _write_speech(db: sqlite_utils.Database, speech: list[SpeechSegment]) -> None:
+    db["speech"].insert_all({"id": i, "t_start": round(s.t_start, 3), "t_end": round(s.t_end, 3),
+                             "text": s.text.strip()} for i, s in enumerate(speech, start=1))
+    db["speech_words"].insert_all(
+        {"segment_id": i, "t_start": round(w0, 3), "t_end": round(w1, 3), "word": word.strip()}
+        for i, s in enumerate(speech, start=1) for w0, w1, word in s.words)
+
+
+def _write_ocr(db: sqlite_utils.Database, ocr_runs: list[tuple[float, int, list[TextItem]]]) -> None:
+    db["ocr"].insert_all({
+        "t": round(t, 3), "frame": index, "text": item.text, "x1": item.box[0], "y1": item.box[1],
+        "x2": item.box[2], "y2": item.box[3], "confidence": round(item.confidence, 3),
+    } for t, index, items in ocr_runs for item in items)
+
+
+def _text_on_screen(ocr_runs: list[tuple[float, int, list[TextItem]]], t_end: float) -> list[str]:
+    """Text of the latest OCR run before t_end: OCR is skipped only while the frame is unchanged."""
+    latest = [items for t, _, items in ocr_runs if t < t_end]
+    return list(dict.fromkeys(item.text for item in latest[-1])) if latest else []
+
+
+def _words_between(speech: list[SpeechSegment], t0: float, t1: float) -> str:
+    words = []
+    for segment in speech:
+        if segment.t_end < t0 or segment.t_start >= t1:
+            continue
+        if segment.words:
+            words += [w.strip() for w0, w1, w in segment.words if t0 <= (w0 + w1) / 2 < t1]
+        elif t0 <= (segment.t_start + segment.t_end) / 2 < t1:
+            words.append(segment.text.strip())
+    return " ".join(w for w in words if w)
+
+
+def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[describe.TrackPoint]]],
+                    speech: list[SpeechSegment], evidence: _FrameEvidence, meta: decode.VideoMeta,
+                    settings: Settings, source: str) -> list[episodic.Episode]:
+    """timeline table (fine steps; equal consecutive steps merged) and all episodic segments."""
+    step = settings.segment_seconds
+    rows: list[dict] = []
+    for k in range(max(1, math.ceil(meta.duration / step))):
+        t0, t1 = k * step, min((k + 1) * step, meta.duration)
+        visible = {i: (category, [p for p in points if t0 <= p.t < t1])
+                   for i, (category, points) in tracks.items()}
+        visible = {i: v for i, v in visible.items() if v[1]}
+        words = _words_between(speech, t0, t1)
+        texts = _text_on_screen(evidence.ocr_runs, t1)
+        text = describe.segment_description(visible, words, texts)
+        caption = next((c for t, c in evidence.captions if t0 <= t < t1), "")
+        if caption:
+            text = f"{caption} {text}"
+        row = {"t_start": round(t0, 3), "t_end": round(t1, 3), "description": text,
+               "source": source, "speech": words, "ocr": "; ".join(texts),
+               "instance_ids": json.dumps(sorted(visible))}
+        # Dedupe: a step identical to the one before (a still scene) extends it.
+        if rows and not words and not caption and _same_scene(rows[-1], row):
+            rows[-1]["t_end"] = row["t_end"]
+        else:
+            rows.append(row)
+    for i, row in enumerate(rows, start=1):
+        row["id"] = i
+    db["timeline"].insert_all(rows)
+
+    episodes = [episodic.Episode("fine", step, r["t_start"], r["t_end"], r["description"],
+                                 json.loads(r["instance_ids"])) for r in rows]
+    instance_text = {i: f"{category}, {db['instances'].get(i)['appearance']}, "
+                        f"{db['instances'].get(i)['action']}" for i, (category, _) in tracks.items()}
+    for name, seconds in episodic.scale_windows(meta.duration, step):
+        for k in range(max(1, math.ceil(meta.duration / seconds - 1e-9))):
+            t0, t1 = k * seconds, min((k + 1) * seconds, meta.duration)
+            present = {i: instance_text[i] for i, (_, points) in tracks.items()
+                       if any(t0 <= p.t < t1 for p in points)}
+            texts = list(dict.fromkeys(item.text for t, _, items in evidence.ocr_runs
+                                       if t0 <= t < t1 for item in items))
+            summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1), texts)
+            episodes.append(episodic.Episode(name, seconds, round(t0, 3), round(t1, 3), summary,
+                                             sorted(present)))
+    return episodes
+
+
+def _same_scene(previous: dict, row: dict) -> bool:
+    return (previous["instance_ids"] == row["instance_ids"] and previous["ocr"] == row["ocr"]
+            and previous["instance_ids"] == "[]")
+
+
+def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict[str, str]:
+    captioner = models.captioner
+    return {
+        "tracker": models.tracker.name,
+        "speech": models.speech.name if settings.asr_enabled and has_audio else "",
+        "ocr": models.ocr.name if settings.ocr_enabled else "",
+        "captions": captioner.name if captioner is not None else "evidence",
+        "embedder": models.embedder.name,
+    }
+
+
+def _write_thumbnail(source: Path, meta: decode.VideoMeta, target: Path) -> None:
+    reader = decode.open_reader(source)
+    frame = reader[min(meta.frames - 1, meta.frames // 3)].asnumpy()
+    image = Image.fromarray(frame)
+    image.thumbnail((320, 180))
+    image.save(target, quality=85)

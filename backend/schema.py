@@ -1,0 +1,71 @@
+"""The symbolic memory of one video: SQLite tables, created with sqlite-utils.
+
+`SCHEMA_DOC` describes every table and column in words; the agent's prompts quote it, so keep
+it in step with `create_tables`. Times are seconds from the start of the video; boxes are
+pixels of the source frame, x1/y1 top left, x2/y2 bottom right.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr")
+
+SCHEMA_DOC = """\
+video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, width INTEGER,
+      height INTEGER, has_audio INTEGER, codec TEXT, ingested_at TEXT, models TEXT)
+  -- one row: the video's facts; models is JSON naming the model behind each stage.
+instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_frame INTEGER,
+          last_frame INTEGER, frame_count INTEGER, appearance TEXT, action TEXT)
+  -- one row per tracked object (space-dominant memory); ids are 1..K in order of appearance;
+  -- category e.g. 'person'; action describes its motion, e.g. 'walks left to right'.
+detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
+           confidence REAL)
+  -- one row per instance per sampled frame: its trajectory. People in view at time T:
+  -- SELECT COUNT(DISTINCT instance_id) FROM detections WHERE frame = (SELECT MIN(frame) FROM
+  -- detections WHERE t >= T).
+timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,
+         ocr TEXT, instance_ids TEXT)
+  -- one row per time step (time-dominant memory); description of what is seen, source names
+  -- the captioner that wrote it; speech and ocr are the words heard and text read in the step;
+  -- instance_ids is a JSON list of the instances visible in it.
+speech(id INTEGER, t_start REAL, t_end REAL, text TEXT)
+  -- one row per transcribed speech segment.
+speech_words(segment_id INTEGER, t_start REAL, t_end REAL, word TEXT)
+  -- one row per spoken word, with its time.
+ocr(id INTEGER, t REAL, frame INTEGER, text TEXT, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
+    confidence REAL)
+  -- one row per line of on-screen text read at time t.
+"""
+
+
+def create_tables(db: sqlite_utils.Database) -> None:
+    db["video"].create({
+        "id": str, "name": str, "sha256": str, "fps": float, "frames": int, "duration": float,
+        "width": int, "height": int, "has_audio": int, "codec": str, "ingested_at": str,
+        "models": str,
+    }, pk="id")
+    db["instances"].create({
+        "id": int, "category": str, "first_seen": float, "last_seen": float, "first_frame": int,
+        "last_frame": int, "frame_count": int, "appearance": str, "action": str,
+    }, pk="id")
+    db["detections"].create({
+        "instance_id": int, "frame": int, "t": float, "x1": float, "y1": float, "x2": float,
+        "y2": float, "confidence": float,
+    }, foreign_keys=[("instance_id", "instances", "id")])
+    db["detections"].create_index(["instance_id", "frame"])
+    db["detections"].create_index(["t"])
+    db["timeline"].create({
+        "id": int, "t_start": float, "t_end": float, "description": str, "source": str,
+        "speech": str, "ocr": str, "instance_ids": str,
+    }, pk="id")
+    db["timeline"].create_index(["t_start"])
+    db["speech"].create({"id": int, "t_start": float, "t_end": float, "text": str}, pk="id")
+    db["speech_words"].create({"segment_id": int, "t_start": float, "t_end": float, "word": str},
+                              foreign_keys=[("segment_id", "speech", "id")])
+    db["speech_words"].create_index(["t_start"])
+    db["ocr"].create({
+        "id": int, "t": float, "frame": int, "text": str, "x1": float, "y1": float, "x2": float,
+        "y2": float, "confidence": float,
+    }, pk="id")
+    db["ocr"].create_index(["t"])

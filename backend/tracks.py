@@ -1,0 +1,169 @@
+"""Post-processing of raw tracker output for one whole video (pure Python + numpy).
+
+The tracker (models/tracker.py) often gives one person several ids: after a missed detection or
+an occlusion the person is re-found with a new id. `clean_tracks` undoes that and removes noise:
+
+1. group detections by raw id into tracklets (time, box per sampled frame);
+2. link fragments: tracklet B continues tracklet A when B starts after A ends (never overlapping in
+   time), within `max_gap_s`, near where A's motion predicts it, with a similar box height, and
+   both have the same category; links are chosen greedily, best match first;
+3. drop chains seen for less than `min_seconds` (a chain cut by the start or end of the clip is
+   kept if it has at least `min_edge_hits` detections, since its true length is unknown);
+4. renumber surviving chains 1..K in order of first appearance (then left to right).
+
+`clean_tracks` returns {raw track id: final id}; raw ids missing from the dict were dropped.
+`relabel` applies that mapping to the per-frame detections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from models.types import Detection
+
+Frame = tuple[int, float, list[Detection]]  # (frame index, time in seconds, detections)
+
+
+@dataclass
+class _Tracklet:
+    raw_id: int
+    category: str
+    times: list[float] = field(default_factory=list)
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+    @property
+    def start(self) -> float:
+        return self.times[0]
+
+    @property
+    def end(self) -> float:
+        return self.times[-1]
+
+    def height(self, first: bool) -> float:
+        """Median box height over the few samples at the start (first=True) or end of the track."""
+        boxes = self.boxes[:3] if first else self.boxes[-3:]
+        return float(np.median([b[3] - b[1] for b in boxes]))
+
+    def center(self, first: bool) -> np.ndarray:
+        b = self.boxes[0] if first else self.boxes[-1]
+        return np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2])
+
+    def velocity(self, window_s: float = 1.0) -> np.ndarray:
+        """Mean centre velocity (pixels per second) over the last `window_s` seconds."""
+        k = len(self.times) - 1
+        j = k
+        while j > 0 and self.times[k] - self.times[j - 1] <= window_s:
+            j -= 1
+        if j == k:
+            return np.zeros(2)
+        bj, bk = self.boxes[j], self.boxes[k]
+        dc = np.array([(bk[0] + bk[2] - bj[0] - bj[2]) / 2, (bk[1] + bk[3] - bj[1] - bj[3]) / 2])
+        return dc / (self.times[k] - self.times[j])
+
+
+def _tracklets(frames: list[Frame]) -> dict[int, _Tracklet]:
+    out: dict[int, _Tracklet] = {}
+    for _, t, dets in sorted(frames, key=lambda f: f[1]):
+        for d in dets:
+            tr = out.setdefault(d.track_id, _Tracklet(d.track_id, d.category))
+            tr.times.append(float(t))
+            tr.boxes.append(tuple(float(v) for v in d.box))
+    return out
+
+
+def _link_cost(a: _Tracklet, b: _Tracklet, max_gap_s: float, max_dist: float,
+               max_size_ratio: float) -> float | None:
+    """Cost of "b continues a" (smaller is better), or None when b cannot continue a."""
+    gap = b.start - a.end
+    if a.category != b.category or gap <= 0 or gap > max_gap_s:
+        return None
+    ha, hb = a.height(first=False), b.height(first=True)
+    if min(ha, hb) <= 0 or max(ha, hb) / min(ha, hb) > max_size_ratio:
+        return None
+    # Predict where a would be when b starts; extrapolate at most 1 s of motion, because a
+    # tracker often ends a track exactly when its motion estimate has gone wrong.
+    pred = a.center(first=False) + a.velocity() * min(gap, 1.0)
+    dist = min(np.linalg.norm(pred - b.center(first=True)),
+               np.linalg.norm(a.center(first=False) - b.center(first=True)))
+    dist /= (ha + hb) / 2  # in box heights, so the rule does not depend on resolution or distance
+    if dist > max_dist * (1.0 + gap):  # allow a wider search the longer the person was unseen
+        return None
+    return dist + 0.1 * gap
+
+
+def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0.5, *,
+                 max_gap_s: float = 2.0, max_dist: float = 0.5, max_size_ratio: float = 1.5,
+                 min_edge_hits: int = 2) -> dict[int, int]:
+    """Merge fragmented tracks, drop short ones and renumber, for one video.
+
+    frames: every sampled frame of the video as (frame index, time in seconds, detections),
+        detections carrying the tracker's raw ids (frames with no detections may be omitted).
+    fps_sampled: rate the frames were sampled at; one sample counts as 1/fps_sampled seconds.
+    min_seconds: chains (after merging) seen for a shorter time are dropped as noise.
+    max_gap_s: longest unseen gap a fragment may bridge; max_dist: allowed distance between the
+        predicted and the observed position, in box heights (grows with the gap);
+    max_size_ratio: largest ratio of box heights across a link; min_edge_hits: detections a chain
+        touching the first or last sampled frame needs to be kept when shorter than min_seconds.
+
+    Returns {raw track id: final id}, final ids 1..K in order of first appearance (ties broken
+    left to right). Raw ids not in the dict were dropped as noise.
+    """
+    tracks = _tracklets(frames)
+    if not tracks:
+        return {}
+    times = [f[1] for f in frames]
+    t_first, t_last = min(times), max(times)
+    dt = 1.0 / fps_sampled if fps_sampled > 0 else 0.0
+
+    # Greedy linking, cheapest candidate first; each tracklet has at most one successor and one
+    # predecessor, so chains never overlap in time.
+    candidates = []
+    for a in tracks.values():
+        for b in tracks.values():
+            cost = _link_cost(a, b, max_gap_s, max_dist, max_size_ratio)
+            if cost is not None:
+                candidates.append((cost, a.raw_id, b.raw_id))
+    successor: dict[int, int] = {}
+    predecessor: dict[int, int] = {}
+    for _, a_id, b_id in sorted(candidates):
+        if a_id not in successor and b_id not in predecessor:
+            successor[a_id] = b_id
+            predecessor[b_id] = a_id
+
+    chains: list[list[_Tracklet]] = []
+    for raw_id in tracks:
+        if raw_id in predecessor:
+            continue
+        chain = [tracks[raw_id]]
+        while chain[-1].raw_id in successor:
+            chain.append(tracks[successor[chain[-1].raw_id]])
+        chains.append(chain)
+
+    kept = []
+    for chain in chains:
+        start, end = chain[0].start, chain[-1].end
+        hits = sum(len(t.times) for t in chain)
+        seen = end - start + dt
+        at_edge = start <= t_first + 1e-6 or end >= t_last - 1e-6
+        if seen + 1e-6 >= min_seconds or (at_edge and hits >= min_edge_hits):
+            kept.append(chain)
+
+    kept.sort(key=lambda c: (c[0].start, c[0].boxes[0][0], c[0].raw_id))
+    return {t.raw_id: new_id for new_id, chain in enumerate(kept, start=1) for t in chain}
+
+
+def relabel(frames: list[Frame], mapping: dict[int, int]) -> list[Frame]:
+    """Frames with detections renumbered by `mapping`; detections of dropped ids are removed."""
+    return [(i, t, [replace(d, track_id=mapping[d.track_id]) for d in dets if d.track_id in mapping])
+            for i, t, dets in frames]
+
+
+def count_summary(frames: list[Frame]) -> dict[str, int]:
+    """People-count figures for checks: first-frame count, most at once, distinct ids."""
+    per_frame = [len(dets) for _, _, dets in sorted(frames, key=lambda f: f[1])]
+    ids = {d.track_id for _, _, dets in frames for d in dets}
+    return {"first_frame": per_frame[0] if per_frame else 0,
+            "max_simultaneous": max(per_frame, default=0),
+            "distinct": len(ids)}

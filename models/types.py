@@ -1,0 +1,32 @@
+"""Plain records that cross the boundary between models/ and backend/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One tracked box in one frame; box is (x1, y1, x2, y2) in source-frame pixels."""
+
+    track_id: int
+    category: str
+    box: tuple[float, float, float, float]
+    confidence: float
+
+
+@dataclass(frozen=True)
+class SpeechSegment:
+    t_start: float
+    t_end: float
+    text: str
+    words: list[tuple[float, float, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TextItem:
+    """A line of on-screen text; box is (x1, y1, x2, y2) in source-frame pixels."""
+
+    text: str
+    box: tuple[float, float, float, float]
+    confidence: float

@@ -1,0 +1,46 @@
+"""Shared fixtures: the real clips in ../shared/videos and one library ingested once per run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from backend import config
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MEMORYREEL_SHARED", REPO.parent / "shared"))
+VIDEOS = SHARED / "videos"
+
+
+def clip(name: str) -> Path:
+    path = VIDEOS / name
+    if not path.is_file():
+        pytest.fail(f"test clip missing: {path} (set MEMORYREEL_SHARED to the shared folder)")
+    return path
+
+
+def settings_for(home: Path, **overrides) -> config.Settings:
+    """Settings from the environment with the library moved to `home`."""
+    from dataclasses import replace
+    return replace(config.load(), home=home, **overrides)
+
+
+@pytest.fixture(scope="session")
+def library_settings(tmp_path_factory) -> config.Settings:
+    return settings_for(tmp_path_factory.mktemp("library"))
+
+
+@pytest.fixture(scope="session")
+def ingested(library_settings):
+    """ingested(name) -> IngestResult; each clip is ingested once per test run."""
+    from backend.ingest import ingest
+
+    done = {}
+
+    def get(name: str):
+        if name not in done:
+            done[name] = ingest(clip(name), library_settings)
+        return done[name]
+    return get

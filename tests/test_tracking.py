@@ -1,0 +1,127 @@
+"""Tracker adapter + track cleaning: synthetic unit tests, and the real model on MOT15 TUD-Campus."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from backend.tracks import clean_tracks, count_summary, relabel
+from models.types import Detection
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MEMORYREEL_SHARED", REPO.parent / "shared"))
+TUD_VIDEO = SHARED / "videos" / "mot15_TUD-Campus.mp4"
+TUD_GT = SHARED / "videos" / "ground-truth" / "TUD-Campus" / "gt.txt"
+
+FPS = 5.0
+
+
+def _walk(track_id, k0, k1, x0=100.0, vx=10.0, y=100.0, w=50.0, h=120.0):
+    """Detections of one person walking right, sampled frames k0..k1-1 at FPS."""
+    return [(k, Detection(track_id, "person", (x0 + vx * (k - k0), y, x0 + vx * (k - k0) + w, y + h), 0.8))
+            for k in range(k0, k1)]
+
+
+def _frames(*walks, n=30):
+    per = defaultdict(list)
+    for walk in walks:
+        for k, det in walk:
+            per[k].append(det)
+    return [(k, k / FPS, per[k]) for k in range(n)]
+
+
+def test_fragmented_track_is_merged():
+    # Person 1 tracked for frames 0-9, lost for 2 samples (0.6 s gap), re-found as id 7 where its
+    # motion predicts; person 2 elsewhere in the frame for the whole clip.
+    a = _walk(1, 0, 10, x0=100)
+    b = _walk(7, 12, 30, x0=100 + 10 * 12)
+    other = _walk(2, 0, 30, x0=400, vx=0, y=300)
+    mapping = clean_tracks(_frames(a, b, other), FPS, min_seconds=0.5)
+    assert mapping[1] == mapping[7] == 1  # first appearance, leftmost
+    assert mapping[2] == 2
+    assert count_summary(relabel(_frames(a, b, other), mapping))["distinct"] == 2
+
+
+def test_short_blip_is_dropped():
+    main = _walk(1, 0, 30)
+    blip = _walk(5, 14, 15, x0=500, y=300)  # one frame mid-video: 0.2 s < 0.5 s
+    mapping = clean_tracks(_frames(main, blip), FPS, min_seconds=0.5)
+    assert mapping == {1: 1}
+
+
+def test_overlapping_tracks_are_not_merged():
+    # Two people walking side by side: ids 1 and 2 both visible in frames 10-14.
+    a = _walk(1, 0, 15, x0=100)
+    b = _walk(2, 10, 30, x0=100 + 10 * 10 + 20)
+    mapping = clean_tracks(_frames(a, b), FPS, min_seconds=0.5)
+    assert mapping == {1: 1, 2: 2}
+
+
+def test_far_or_different_size_fragments_are_not_merged():
+    a = _walk(1, 0, 10, x0=100)
+    far = _walk(2, 11, 30, x0=600)                      # re-appears far away
+    small = _walk(3, 11, 30, x0=200, w=20, h=50)        # near but much smaller box
+    late = _walk(4, 25, 30, x0=200)                     # near but 3 s later
+    mapping = clean_tracks(_frames(a, far, small, late), FPS, min_seconds=0.5)
+    assert len(set(mapping.values())) == 4
+
+
+def test_edge_track_kept_and_renumbered_by_first_appearance():
+    # A track cut by the start of the clip is kept even if shorter than min_seconds.
+    edge = _walk(9, 0, 2, x0=300)
+    later = _walk(3, 5, 30, x0=50)
+    first = _walk(4, 0, 30, x0=10, y=300)
+    mapping = clean_tracks(_frames(edge, later, first), FPS, min_seconds=0.5)
+    assert mapping == {4: 1, 9: 2, 3: 3}
+
+
+def _sample_indices(n_frames: int, native_fps: float, fps: float) -> list[int]:
+    step = native_fps / fps if 0 < fps < native_fps else 1.0
+    out, k = [], 0
+    while int(round(k * step)) < n_frames:
+        out.append(int(round(k * step)))
+        k += 1
+    return out
+
+
+@pytest.mark.skipif(not (TUD_VIDEO.exists() and TUD_GT.exists()), reason="MOT15 clip not available")
+def test_tud_campus_counts_match_ground_truth():
+    decord = pytest.importorskip("decord")
+    from backend.config import load
+    from models.tracker import Tracker
+
+    settings = load()
+    vr = decord.VideoReader(str(TUD_VIDEO))
+    native = vr.get_avg_fps()
+    indices = _sample_indices(len(vr), native, settings.track_fps)
+
+    tracker = Tracker(weights=settings.detector_weights, imgsz=settings.detector_imgsz,
+                      conf=settings.detector_conf, device=settings.device)
+    frames = [(i, i / native, tracker.track(vr[i].asnumpy())) for i in indices]
+    assert all(d.category == "person" for _, _, dets in frames for d in dets)
+    mapping = clean_tracks(frames, settings.track_fps, settings.min_track_seconds)
+    got = count_summary(relabel(frames, mapping))
+
+    gt = defaultdict(set)
+    for line in TUD_GT.read_text().splitlines():
+        f, pid = line.split(",")[:2]
+        gt[int(f) - 1].add(int(pid))
+    per = [len(gt[i]) for i in indices]
+    truth = {"first_frame": per[0], "max_simultaneous": max(per),
+             "distinct": len(set().union(*(gt[i] for i in indices)))}
+    assert truth == {"first_frame": 6, "max_simultaneous": 6, "distinct": 8}
+
+    # Tolerance +-1 on each figure: TUD-Campus is a crowded group walking in partial occlusion;
+    # one GT person (id 6) is mostly hidden behind others and visible for only 0.36 s, and at the
+    # input sizes that run in real time on a 2-core CPU the detector finds it only intermittently.
+    # An off-by-one is within what the detector itself gets right; being off by 2+ (the untuned
+    # pipeline gave 9 / 9 / 18) means duplicates or fragments are leaking through.
+    for key in truth:
+        assert abs(got[key] - truth[key]) <= 1, (key, got, truth)
+
+    tracker.reset()  # a new video starts from id 1 again
+    again = tracker.track(vr[0].asnumpy())
+    assert again and min(d.track_id for d in again) == 1
