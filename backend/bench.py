@@ -2,10 +2,13 @@
 
 `bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
 file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own.
+`bench agent`: asks every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv)
+as multiple choice, ingesting its clips into the library first where needed.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -76,3 +79,44 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
         "x1": single, f"x{repeat}": repeated,
         "peak_rss_ratio": round(repeated["peak_rss_mb"] / single["peak_rss_mb"], 3),
     }
+
+
+def read_questions(path: Path) -> list[dict]:
+    """Rows of a NExT-QA-layout CSV: video, qid, type, question, answer, a0..a4."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["options"] = [row[f"a{i}"] for i in range(5) if row.get(f"a{i}", "") != ""]
+        row["answer"] = int(row["answer"])
+    return rows
+
+
+def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
+                limit: int | None = None, progress=print) -> dict:
+    from backend.agent.ask import ask
+    from backend.ingest import ingest
+
+    rows = read_questions(questions)[:limit]
+    video_ids = {}
+    for name in dict.fromkeys(r["video"] for r in rows):
+        video_ids[name] = ingest(videos / name, settings).video_id
+    results = []
+    for row in rows:
+        answer = ask(video_ids[row["video"]], row["question"], settings, options=row["options"],
+                     n_solutions=n_solutions)
+        result = {"video": row["video"], "qid": row["qid"], "type": row["type"],
+                  "question": row["question"], "predicted": answer.option, "truth": row["answer"],
+                  "correct": answer.option == row["answer"], "answer": answer.answer,
+                  **answer.usage}
+        results.append(result)
+        progress(f"{'right' if result['correct'] else 'wrong'}  {row['video']} q{row['qid']} "
+                 f"({row['type']}): predicted {answer.option}, truth {row['answer']}; "
+                 f"{answer.usage['llm_calls']} calls, "
+                 f"{answer.usage['prompt_tokens'] + answer.usage['completion_tokens']} tokens, "
+                 f"{answer.usage['llm_seconds']} s LLM, {answer.usage['other_seconds']} s other")
+    n = len(results)
+    totals = {key: round(sum(r[key] for r in results) / n, 2) for key in
+              ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds", "other_seconds")}
+    return {"questions": n, "correct": sum(r["correct"] for r in results),
+            "accuracy": round(sum(r["correct"] for r in results) / n, 3),
+            "per_answer": totals, "results": results}

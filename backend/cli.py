@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from tqdm import tqdm
 
 from backend import config
 from backend.errors import MemoryReelError
+
+# Where the sample clips and dev questions live beside a checkout (as in CI).
+_SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
 
 def _ingest(args, settings) -> dict:
@@ -66,6 +70,21 @@ def _sql(args, settings) -> dict:
             "seconds": round(result.seconds, 4)}
 
 
+def _ask(args, settings) -> dict:
+    from backend.agent.ask import ask
+
+    options = [o.strip() for o in args.options.split("|")] if args.options else None
+    document = (Path(args.document).name, Path(args.document).read_text()) if args.document else None
+
+    def show(node) -> None:
+        if not (args.json or args.quiet):
+            what = node.failure or node.answer or node.observation
+            print(f"  [{node.id}] {node.action}({node.action_input[:60]}) -> {what[:100]}",
+                  file=sys.stderr)
+    return ask(args.video_id, args.question, settings, options=options, n_solutions=args.n,
+               document=document, on_step=show).as_dict()
+
+
 def _setup(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256) so the first ingest is quick."""
     from models import weights
@@ -76,10 +95,18 @@ def _setup(args, settings) -> dict:
     return {name: str(path) for name, path in prepared.items()}
 
 
-def _bench(args, settings) -> dict:
+def _bench_ingest(args, settings) -> dict:
     from backend import bench
 
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat)
+
+
+def _bench_agent(args, settings) -> dict:
+    from backend import bench
+
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return bench.agent_bench(Path(args.questions), Path(args.videos), settings,
+                             n_solutions=args.n, limit=args.limit, progress=say)
 
 
 def _print_text(command: str, payload: dict) -> None:
@@ -93,12 +120,31 @@ def _print_text(command: str, payload: dict) -> None:
             print(f"The library at {payload['home']} is empty. Add a video: python -m backend ingest PATH")
         for v in payload["videos"]:
             print(f"{v['video_id']}  {v['duration']:8.1f} s  {v['ingested_at']}  {v['name']}")
+    elif command == "ask":
+        if payload["options"] and payload["option"] is not None:
+            print(f"answer: {payload['option']} ({payload['answer']})")
+        else:
+            print(f"answer: {payload['answer']}")
+        for step in payload["evidence"]:
+            times = ", ".join(f"{t:g} s" for t in step["times"][:8])
+            print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
+                  + (f" [at {times}]" if times else ""))
+        u = payload["usage"]
+        print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
+              f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
+              f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
     elif command == "sql":
         print(" | ".join(payload["columns"]))
         for row in payload["rows"]:
             print(" | ".join("" if v is None else str(v) for v in row))
         if payload["truncated"]:
             print(f"... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
+    elif command == "bench" and "accuracy" in payload:
+        u = payload["per_answer"]
+        print(f"accuracy {payload['correct']}/{payload['questions']} = {payload['accuracy']:.0%}; "
+              f"per answer: {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
+              f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
+              f"{u['other_seconds']} s outside")
     else:
         print(json.dumps(payload, indent=2, default=str))
 
@@ -123,6 +169,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.set_defaults(run=_sql)
 
+    p = sub.add_parser("ask", parents=[common], help="ask a question about a video")
+    p.add_argument("video_id")
+    p.add_argument("question")
+    p.add_argument("--options", help="multiple choice: options separated by '|'")
+    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--document", help="a text file the agent may search as background knowledge")
+    p.set_defaults(run=_ask)
+
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
     p.set_defaults(run=_setup)
 
@@ -131,7 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("ingest", parents=[common], help="stage seconds, realtime factor, peak RSS")
     b.add_argument("path")
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
-    b.set_defaults(run=_bench)
+    b.set_defaults(run=_bench_ingest)
+    b = bench_sub.add_parser("agent", parents=[common], help="accuracy and cost on a QA file")
+    b.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
+    b.add_argument("--videos", default=str(_SHARED / "videos"))
+    b.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    b.add_argument("--limit", type=int, help="only the first N questions")
+    b.set_defaults(run=_bench_agent)
     return parser
 
 

@@ -88,6 +88,34 @@ class Settings:
         "MEMORYREEL_EMBEDDER", "", str,
         "sentence-transformers model path or id; empty = all-MiniLM-L6-v2 from PyPI.")
 
+    # --- chat LLM (agent) ---
+    llm_base_url: str = _setting(
+        "MEMORYREEL_LLM_BASE_URL", "", str,
+        "OpenAI-compatible endpoint (e.g. http://localhost:11434/v1 for Ollama); empty = the "
+        "embedded llama.cpp server with Qwen2.5-Coder from PyPI.")
+    llm_model: str = _setting("MEMORYREEL_LLM_MODEL", "", str,
+                              "Model name at the endpoint (ignored by the embedded server).")
+    llm_api_key: str = _setting("MEMORYREEL_LLM_API_KEY", "", str, "API key for the endpoint.")
+    llm_timeout_s: float = _setting("MEMORYREEL_LLM_TIMEOUT", 300.0, float,
+                                    "Seconds to wait for one LLM reply.")
+    llm_size: str = _setting("MEMORYREEL_LLM_SIZE", "1.5b", str,
+                             "Embedded model: 1.5b (default) or 0.5b (faster, weaker).")
+    llm_gguf: str = _setting("MEMORYREEL_LLM_GGUF", "", str,
+                             "Path of another GGUF file for the embedded server.")
+    llm_ctx: int = _setting("MEMORYREEL_LLM_CTX", 8192, int,
+                            "Context length of the embedded server, in tokens.")
+    llm_threads: int = _setting("MEMORYREEL_LLM_THREADS", os.cpu_count() or 2, int,
+                                "CPU threads of the embedded server.")
+
+    # --- planner ---
+    n_solutions: int = _setting("MEMORYREEL_N_SOLUTIONS", 2, int,
+                                "MCTS iterations, i.e. candidate answers (1 = greedy ReAct).")
+    max_steps: int = _setting("MEMORYREEL_MAX_STEPS", 5, int, "Most steps in one ReAct chain.")
+    max_llm_calls: int = _setting("MEMORYREEL_MAX_LLM_CALLS", 30, int,
+                                  "Most LLM calls for one question, sub-agents included.")
+    max_answer_seconds: float = _setting("MEMORYREEL_MAX_ANSWER_SECONDS", 900.0, float,
+                                         "Time budget for one question.")
+
     # --- SQL runner ---
     sql_timeout_s: float = _setting("MEMORYREEL_SQL_TIMEOUT", 2.0, float,
                                     "Longest a read-only query may run, in seconds.")

@@ -274,7 +274,8 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             thumb = _grey_thumb(frame)
             if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
                 mark = time.perf_counter()
-                items = reader.read(frame)
+                # A lone glyph is almost always texture read as text.
+                items = [item for item in reader.read(frame) if len(item.text.strip()) > 1]
                 evidence.ocr_runs.append((t, index, items))
                 evidence.seconds["ocr"] += time.perf_counter() - mark
                 last_ocr_thumb = thumb

@@ -1,0 +1,239 @@
+"""The tools the planner can call. Each takes a short text input and returns an Observation.
+
+- Sub-task tools (When, Why, What, How, Count, Other): LLM sub-agents that write SQL over the
+  video's tables, run it through the read-only runner, retry once on an SQL error, and answer
+  their sub-question from the rows (DoraemonGPT section 2.1).
+- Episodic search: nearest segments of the video's LanceDB memory, at any scale.
+- Knowledge tools (plug-ins, DoraemonGPT section 2.2): `DocumentTool` searches a text document
+  the user attached, by embeddings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from backend import episodic
+from backend.agent import prompts
+from backend.errors import QueryError
+from backend.sql_runner import run_query
+from models.llm import ChatModel, LLMError, Usage
+
+_TIME_COLUMNS = ("t", "t_start", "t_end", "first_seen", "last_seen")
+_ROWS_IN_PROMPT = 30
+_ROWS_IN_OBSERVATION = 8
+
+
+@dataclass
+class Observation:
+    """What a tool returns: text for the LLM, evidence for the interface, ok=False on failure."""
+
+    text: str
+    ok: bool = True
+    times: list[float] = field(default_factory=list)
+    instance_ids: list[int] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    sql: str = ""
+
+
+@dataclass
+class ToolContext:
+    """What every tool may use for one question: the video, the LLM, limits, usage so far."""
+
+    video_id: str
+    db_path: Path
+    memory_folder: Path
+    llm: ChatModel
+    embed: callable  # list[str] -> np.ndarray of unit vectors
+    usage: Usage
+    sql_timeout_s: float = 2.0
+    sql_max_rows: int = 200
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+
+    def run(self, tool_input: str, ctx: ToolContext) -> Observation: ...
+
+
+def parse_instance_ids(text: str) -> list[int]:
+    """Instance ids named in text ('#12', 'instance 12', 'ids 3, 12'): whole numbers, in order.
+
+    The public DoraemonGPT code iterated over the characters of an id string, so '12' became
+    ids 1 and 2; here ids are always read as whole numbers.
+    """
+    ids = []
+    for match in re.finditer(r"(?:#|\binstances?\s+|\bids?\s+)((?:\d+\s*(?:,|and)?\s*)+)", text, re.I):
+        ids += [int(n) for n in re.findall(r"\d+", match.group(1))]
+    return list(dict.fromkeys(ids))
+
+
+def evidence_from_rows(rows: list[dict]) -> tuple[list[float], list[int]]:
+    """Times and instance ids found in result rows, by column name."""
+    times, ids = [], []
+    for row in rows:
+        for column, value in row.items():
+            name = column.lower()
+            if name in _TIME_COLUMNS and isinstance(value, (int, float)):
+                times.append(round(float(value), 2))
+            elif name == "instance_id" and isinstance(value, int):
+                ids.append(value)
+            elif name == "instance_ids" and isinstance(value, str) and value.startswith("["):
+                ids += [int(v) for v in json.loads(value)]
+    return sorted(set(times)), list(dict.fromkeys(ids))
+
+
+_KNOWN_VALUES = {"person"}
+
+
+def guessed_literals(sql: str, question: str) -> list[str]:
+    """String literals the query filters on that the question never mentions.
+
+    Small models like to add `word LIKE 'hello'` to 'which word is said?': a guess that
+    returns nothing. Values from the schema's vocabulary (categories) are fine.
+    """
+    asked = question.lower()
+    guessed = []
+    for literal in re.findall(r"'((?:[^']|'')*)'", sql):
+        core = literal.replace("''", "'").strip("%_ ").lower()
+        if core and core not in asked and core not in _KNOWN_VALUES:
+            guessed.append(literal)
+    return guessed
+
+
+def format_rows(columns: list[str], rows: list[tuple], truncated: bool) -> str:
+    if not rows:
+        return "(no rows)"
+    lines = [" | ".join(columns)]
+    lines += [" | ".join("" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+                         for v in row) for row in rows[:_ROWS_IN_PROMPT]]
+    if truncated or len(rows) > _ROWS_IN_PROMPT:
+        lines.append(f"... ({len(rows)}+ rows, first {_ROWS_IN_PROMPT} shown)")
+    return "\n".join(lines)
+
+
+class SqlQuery(BaseModel):
+    sql: str = Field(description="one SQLite SELECT statement over the tables above", max_length=600)
+
+
+class SubAnswer(BaseModel):
+    answer: str = Field(description="a short answer to the sub-question, from the rows",
+                        max_length=300)
+
+
+@dataclass
+class SqlSubTaskTool:
+    """An LLM sub-agent that answers one kind of sub-question with SQL over the video's tables."""
+
+    name: str
+    description: str
+    examples: list[tuple[str, str]]
+
+    def run(self, tool_input: str, ctx: ToolContext) -> Observation:
+        messages = prompts.sql_messages(self.name, self.description, self.examples, tool_input)
+        try:
+            query = self._ask(ctx, messages, SqlQuery)
+            try:
+                guessed = guessed_literals(query.sql, tool_input)
+                if guessed:
+                    raise QueryError(prompts.sql_guessed(guessed))
+                result = self._query(ctx, query.sql)
+                retry = None if result.rows else prompts.sql_no_rows()
+            except QueryError as first_error:
+                retry = prompts.sql_retry(str(first_error))
+            if retry:
+                # One second try with the problem shown: small models often fix a column name
+                # or an over-narrow condition.
+                messages += [{"role": "assistant", "content": query.model_dump_json()},
+                             {"role": "user", "content": retry}]
+                query = self._ask(ctx, messages, SqlQuery)
+                result = self._query(ctx, query.sql)
+            if not result.rows:
+                return Observation(text=f"No rows matched (SQL: {query.sql}).", sql=query.sql)
+            table = format_rows(result.columns, result.rows, result.truncated)
+            answer = self._ask(ctx, prompts.sub_answer_messages(tool_input, query.sql, table),
+                               SubAnswer)
+        except QueryError as e:
+            return Observation(text=f"SQL failed twice: {e}", ok=False, sql=query.sql)
+        except LLMError as e:
+            return Observation(text=f"LLM error: {e}", ok=False)
+        rows = result.as_dicts()
+        times, ids = evidence_from_rows(rows)
+        ids = list(dict.fromkeys(ids + parse_instance_ids(answer.answer)))
+        # The planner sees the first rows too, so a weak sub-answer cannot hide the data.
+        preview = format_rows(result.columns, result.rows[:_ROWS_IN_OBSERVATION], False)
+        return Observation(text=f"{answer.answer}\nSQL: {query.sql}\n{preview}",
+                           times=times, instance_ids=ids, rows=rows[:_ROWS_IN_PROMPT], sql=query.sql)
+
+    @staticmethod
+    def _query(ctx: ToolContext, sql: str):
+        return run_query(ctx.db_path, sql, timeout_s=ctx.sql_timeout_s, max_rows=ctx.sql_max_rows)
+
+    @staticmethod
+    def _ask(ctx: ToolContext, messages: list[dict], model: type[BaseModel]) -> BaseModel:
+        reply = ctx.llm.complete(messages, response_model=model, max_tokens=200)
+        ctx.usage.add(reply.usage)
+        return reply.parsed
+
+
+@dataclass
+class EpisodicSearchTool:
+    """Nearest memory segments to a text query; input may start with a scale: 'fine: ...'."""
+
+    name: str = "Search"
+    description: str = ("search the video's episodic memory (descriptions of time segments, with "
+                        "speech and on-screen text) by meaning; returns the closest segments with "
+                        "their times")
+    k: int = 4
+
+    def run(self, tool_input: str, ctx: ToolContext) -> Observation:
+        scale, _, query = tool_input.partition(":")
+        if not query or " " in scale.strip():
+            scale, query = "", tool_input
+        hits = episodic.search(ctx.memory_folder, ctx.embed([query.strip()])[0],
+                               scale=scale.strip() or None, k=self.k)
+        if not hits:
+            return Observation(text="(no memory segments)", ok=False)
+        lines = [f"[{h['t_start']:.0f}-{h['t_end']:.0f} s, {h['scale']}] {h['text']}" for h in hits]
+        ids = [i for h in hits for i in h["instance_ids"]]
+        return Observation(text="\n".join(lines), times=[h["t_start"] for h in hits],
+                           instance_ids=list(dict.fromkeys(ids)))
+
+
+@dataclass
+class DocumentTool:
+    """A knowledge tool over a text document the user attached: embedded chunks, cosine search."""
+
+    title: str
+    chunks: list[str]
+    vectors: np.ndarray
+    k: int = 3
+    name: str = "Document"
+
+    @property
+    def description(self) -> str:
+        return f"search the attached document '{self.title}' for background knowledge"
+
+    @classmethod
+    def from_text(cls, title: str, text: str, embed, chunk_words: int = 120) -> "DocumentTool":
+        words = text.split()
+        chunks = [" ".join(words[i:i + chunk_words])
+                  for i in range(0, len(words), chunk_words * 3 // 4)] or [""]
+        return cls(title=title, chunks=chunks, vectors=embed(chunks))
+
+    def run(self, tool_input: str, ctx: ToolContext) -> Observation:
+        scores = self.vectors @ ctx.embed([tool_input])[0]
+        best = np.argsort(-scores)[: self.k]
+        return Observation(text="\n---\n".join(self.chunks[i] for i in best))
+
+
+def sub_task_tools() -> list[SqlSubTaskTool]:
+    return [SqlSubTaskTool(name, description, examples)
+            for name, (description, examples) in prompts.SUB_TASKS.items()]

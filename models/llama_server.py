@@ -1,0 +1,190 @@
+"""The embedded default chat model: llama.cpp's OpenAI-compatible HTTP server, in a child process.
+
+`python -m models.llama_server` runs `xllamacpp.Server` for one GGUF file on a local port;
+`EmbeddedServer` starts that child and the rest of MemoryReel talks to it exactly as to any
+remote endpoint, through `models.llm.OpenAIChat`. What the server does for us:
+
+- JSON-schema output: `response_format={"type": "json_schema", ...}` is turned into a grammar,
+  so even a 0.5B model returns JSON of the right shape.
+- Prompt caching (`cache_prompt`): a request that shares a prefix with an earlier one on the
+  same slot only evaluates the new tokens. With `n_parallel` slots, each request goes to the
+  slot whose cached prompt is most similar, so the planner and the SQL sub-agents keep their
+  own prefixes warm. `kv_unified` lets every slot use the whole `n_ctx`.
+
+Why a child process: llama.cpp in the same process as decord breaks (decord's bundled C++
+runtime makes llama.cpp's std::random_device fail, then crash), an xllamacpp shutdown can hang
+at exit, and a native crash in the LLM must not take the web app down with it.
+
+The server binds 127.0.0.1 only and requires a random API key, because llama.cpp allows every
+CORS origin: without a key any web page open in a browser could use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from models.llm import LLMBadReply, LLMError, LLMUnavailable, OpenAIChat
+
+_CACHE: dict[tuple, "EmbeddedServer"] = {}
+_LOCK = threading.Lock()
+_START_TIMEOUT_S = 180.0
+
+
+class EmbeddedServer:
+    """llama.cpp's HTTP server for one GGUF file on `base_url`, in a child process, until `close()`."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int = 2,
+                 host: str = "127.0.0.1", port: int = 0, n_parallel: int = 4,
+                 cache_ram_mib: int = 1024, verbosity: int = 1):
+        """port=0 picks a free port. verbosity: 1 = errors only, 3 = all."""
+        model_path = Path(model_path)
+        _check_gguf(model_path)
+        self.model_path = model_path
+        self.name = model_path.stem
+        self._api_key = secrets.token_urlsafe(24)
+        port = port or _free_port(host)
+        self.base_url = f"http://{host}:{port}/v1"
+        started = time.perf_counter()
+        command = [sys.executable, "-m", "models.llama_server", "--model", str(model_path),
+                   "--host", host, "--port", str(port), "--ctx", str(n_ctx),
+                   "--threads", str(threads), "--parallel", str(n_parallel),
+                   "--cache-ram-mib", str(cache_ram_mib), "--verbosity", str(verbosity)]
+        env = dict(os.environ, MEMORYREEL_LLAMA_API_KEY=self._api_key)
+        self._process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
+                                         cwd=Path(__file__).resolve().parents[1])
+        self._wait_until_ready(model_path)
+        self.start_seconds = time.perf_counter() - started
+
+    def _wait_until_ready(self, model_path: Path) -> None:
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        probe = OpenAIChat(self.base_url, self.name, api_key=self._api_key, timeout=60.0)
+        while True:
+            if self._process.poll() is not None:
+                raise LLMUnavailable(
+                    f"the embedded llama.cpp server failed to start with {model_path}: it exited "
+                    f"(status {self._process.returncode}); the file may be damaged or memory short.")
+            try:
+                probe.complete([{"role": "user", "content": "hi"}], max_tokens=1)
+                return
+            except LLMBadReply:
+                return  # it answered; one token may be blank
+            except LLMError as exc:
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise LLMUnavailable(f"the embedded llama.cpp server for {model_path} did "
+                                         f"not answer within {_START_TIMEOUT_S:.0f} s: {exc}") from None
+                time.sleep(0.5)
+
+    @property
+    def running(self) -> bool:
+        return self._process.poll() is None
+
+    def client(self, timeout: float = 300.0) -> OpenAIChat:
+        if not self.running:
+            raise LLMUnavailable(f"the embedded llama.cpp server for {self.name} is not running.")
+        return OpenAIChat(self.base_url, self.name, api_key=self._api_key, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop the child process. Safe to call twice."""
+        with _LOCK:
+            for key in [k for k, v in _CACHE.items() if v is self]:
+                del _CACHE[key]
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def __enter__(self) -> "EmbeddedServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EmbeddedServer({self.model_path.name}, {self.base_url if self.running else 'closed'})"
+
+
+def get_embedded(model_path: Path, n_ctx: int = 8192, threads: int = 2) -> EmbeddedServer:
+    """The process's server for this model and settings, started on first use."""
+    key = (str(Path(model_path).resolve()), n_ctx, threads)
+    with _LOCK:
+        server = _CACHE.get(key)
+    if server is not None and server.running:
+        return server
+    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads)
+    with _LOCK:
+        _CACHE[key] = server
+    return server
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _check_gguf(path: Path) -> None:
+    if not path.is_file():
+        raise LLMUnavailable(f"cannot start the embedded LLM: model file {path} does not exist.")
+    with path.open("rb") as f:
+        if f.read(4) != b"GGUF":
+            raise LLMUnavailable(f"cannot start the embedded LLM: {path} is not a GGUF file.")
+
+
+@atexit.register
+def _close_all() -> None:
+    for server in list(_CACHE.values()):
+        server.close()
+
+
+def _serve(args: argparse.Namespace) -> None:
+    """The child: run the server until the parent closes our stdin or terminates us."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = {Path(args.model).stem}
+    params.n_ctx = args.ctx
+    params.n_parallel = args.parallel
+    params.kv_unified = True
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.hostnames = [args.host]
+    params.port = args.port
+    params.api_keys = [os.environ["MEMORYREEL_LLAMA_API_KEY"]]
+    params.cache_prompt = True
+    params.cache_ram_mib = args.cache_ram_mib  # host-memory cache of evicted slot prompts
+    params.ui = False
+    params.verbosity = args.verbosity
+    try:
+        server = xllamacpp.Server(params)  # noqa: F841 - serves from its own threads while alive
+    except RuntimeError as e:  # xllamacpp only says "Failed to init server"
+        print(f"llama.cpp server: {e}", file=sys.stderr)
+        sys.exit(1)
+    sys.stdin.read()  # returns when the parent exits or closes the pipe
+    os._exit(0)  # skip xllamacpp's destructor, which can hang
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="MemoryReel's embedded llama.cpp server")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--ctx", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--cache-ram-mib", type=int, default=1024)
+    parser.add_argument("--verbosity", type=int, default=1)
+    _serve(parser.parse_args())

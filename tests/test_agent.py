@@ -1,0 +1,125 @@
+"""The agent end to end: real embedded LLM on real clips, and hostile or broken LLM replies."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from backend.agent.ask import ask
+from backend.agent.tools import SqlSubTaskTool, ToolContext, sub_task_tools
+from backend.library import Library, content_hash
+from backend.sql_runner import run_query
+from models.llm import OpenAIChat, Reply, Usage
+from tests.test_planner import ScriptedLLM
+
+
+def _entry(ingested, settings, name):
+    return Library(settings.home).get(ingested(name).video_id)
+
+
+# --- real model, real clips -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def agent_settings(library_settings):
+    # The product's default model (Qwen2.5-Coder 1.5B, embedded); N = 2 as in the app.
+    return replace(library_settings, n_solutions=2)
+
+
+def test_counts_people_in_first_frame_through_sql(ingested, agent_settings):
+    entry = _entry(ingested, agent_settings, "mot15_TUD-Campus.mp4")
+    in_db = run_query(entry.db_path, "SELECT COUNT(DISTINCT instance_id) FROM detections WHERE "
+                                     "frame = (SELECT MIN(frame) FROM detections)",
+                      timeout_s=2, max_rows=1).rows[0][0]
+    options = ["3", "4", "5", "6", "7"]
+    answer = ask(entry.video_id, "how many people are in the first frame", agent_settings,
+                 options=options)
+    assert answer.answered, answer.answer
+    assert options[answer.option] == str(in_db)
+    assert any("detections" in e["observation"] for e in answer.evidence)
+    assert answer.usage["llm_calls"] >= 2 and answer.usage["prompt_tokens"] > 0
+
+
+def test_hears_the_word_said_at_40_seconds(ingested, agent_settings):
+    entry = _entry(ingested, agent_settings, "autoeditor_example_speech.mp4")
+    options = ["apple", "banana", "cherry", "hello", "goodbye"]
+    answer = ask(entry.video_id, "what word does the speaker say when the timer reaches 40 seconds",
+                 agent_settings, options=options)
+    assert answer.answered, answer.answer
+    assert answer.answer == "banana"
+    assert any(37 <= t <= 43 for t in answer.times), answer.times
+
+
+def test_reads_the_overlay_text_of_the_highway_clip(ingested, agent_settings):
+    # No "PEDESTRIAN" alert is on screen in this clip (see test_ingest); the overlay's date is.
+    entry = _entry(ingested, agent_settings, "bgslib_video02_highway.avi")
+    answer = ask(entry.video_id, "what date is shown in the text on the screen", agent_settings)
+    assert answer.answered, answer.answer
+    assert "17/09" in answer.answer or "17/0907" in answer.answer, answer.answer
+
+
+# --- hostile and broken LLMs ------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "DELETE FROM instances",
+    "ATTACH DATABASE '/tmp/x.db' AS x",
+    "SELECT 1; DROP TABLE detections",
+    "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n",
+])
+def test_malicious_sql_from_the_model_never_writes_or_hangs(ingested, library_settings, sql):
+    entry = _entry(ingested, library_settings, "mot15_TUD-Campus.mp4")
+    before = content_hash(entry.db_path)
+    llm = ScriptedLLM([{"sql": sql}, {"sql": sql}])
+    ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
+                      llm=llm, embed=None, usage=Usage(), sql_timeout_s=0.5)
+    tool = next(t for t in sub_task_tools() if t.name == "Count")
+    started = time.monotonic()
+    observation = tool.run("how many people?", ctx)
+    assert not observation.ok and "SQL failed twice" in observation.text
+    assert time.monotonic() - started < 10
+    assert content_hash(entry.db_path) == before
+    assert len(llm.prompts) == 2  # one retry with the error shown, then a failure
+
+
+class _Garbage(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b"<html>502 Bad Gateway... or not</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def garbage_endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_endpoint_down_gives_could_not_answer(ingested, library_settings):
+    entry = _entry(ingested, library_settings, "mot15_TUD-Campus.mp4")
+    down = replace(library_settings, llm_base_url="http://127.0.0.1:9/v1", llm_timeout_s=5)
+    answer = ask(entry.video_id, "how many people are there?", down)
+    assert not answer.answered
+    assert answer.answer.startswith("could not answer:")
+    assert "127.0.0.1:9" in answer.answer or "connect" in answer.answer.lower()
+
+
+def test_endpoint_returning_garbage_gives_could_not_answer(ingested, library_settings,
+                                                           garbage_endpoint):
+    entry = _entry(ingested, library_settings, "mot15_TUD-Campus.mp4")
+    broken = replace(library_settings, llm_base_url=garbage_endpoint, llm_timeout_s=5)
+    answer = ask(entry.video_id, "how many people are there?", broken, options=["1", "2"])
+    assert not answer.answered and answer.option is None
+    assert answer.answer.startswith("could not answer:")
+    assert len(answer.tree) == 3  # root and one failed step per iteration, recorded

@@ -1,0 +1,185 @@
+"""The chat-model layer: the embedded llama.cpp server with the real 0.5B model, and how
+`OpenAIChat` reports endpoints that are down, slow or send garbage."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from models.llama_server import EmbeddedServer, get_embedded
+from models.llm import (LLMBadReply, LLMRefused, LLMTimeout, LLMUnavailable, OpenAIChat,
+                        Usage)
+from models.weights import qwen_gguf
+
+CACHE = Path(os.environ.get("MEMORYREEL_CACHE", Path.home() / ".cache" / "memoryreel"))
+
+
+class Verdict(BaseModel):
+    answer: str = Field(max_length=40)  # also bounds the grammar, so the reply stays short
+    confidence: float
+    kind: Literal["animal", "vehicle", "plant"]
+
+
+# --- the embedded server with the real model ---
+
+@pytest.fixture(scope="module")
+def server() -> EmbeddedServer:
+    return get_embedded(qwen_gguf(CACHE, "0.5b"))
+
+
+def test_plain_completion_returns_text_and_usage(server):
+    assert get_embedded(server.model_path) is server  # one server per process
+    reply = server.client().complete(
+        [{"role": "user", "content": "Say hello in two words."}], max_tokens=12)
+    assert reply.text.strip() and reply.parsed is None
+    assert reply.usage.calls == 1 and reply.usage.seconds > 0
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+    total = Usage()
+    total.add(reply.usage)
+    total.add(reply.usage)
+    assert total.calls == 2 and total.prompt_tokens == 2 * reply.usage.prompt_tokens
+
+
+def test_response_model_is_constrained_and_validated(server):
+    reply = server.client().complete([
+        {"role": "system", "content": "Classify the thing the user names. Reply in JSON with "
+                                      "answer (one word), confidence (0 to 1) and kind."},
+        {"role": "user", "content": "A cat."}], response_model=Verdict, max_tokens=80)
+    assert isinstance(reply.parsed, Verdict), reply.text
+    assert json.loads(reply.text)["kind"] == reply.parsed.kind == "animal"
+
+
+def test_two_simultaneous_requests_both_complete(server):
+    client, replies = server.client(), []
+
+    def ask(word: str) -> None:
+        replies.append(client.complete([{"role": "user", "content": f"Repeat: {word}"}],
+                                       max_tokens=6))
+
+    threads = [threading.Thread(target=ask, args=(w,)) for w in ("apple", "pear")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(replies) == 2 and all(r.text for r in replies)
+
+
+def test_a_file_that_is_not_a_model_fails_with_llm_unavailable(tmp_path):
+    with pytest.raises(LLMUnavailable, match="does not exist"):
+        EmbeddedServer(tmp_path / "missing.gguf")
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 64)  # right magic, broken body: llama.cpp refuses it
+    with pytest.raises(LLMUnavailable, match="failed to start"):
+        EmbeddedServer(fake)
+
+
+# --- endpoints that misbehave ---
+
+def _completion(content: str, finish_reason: str = "stop") -> str:
+    return json.dumps({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    answer: tuple[int, str, str] = (200, "application/json", "{}")  # status, type, body
+    delay = 0.0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        time.sleep(self.delay)
+        status, ctype, body = self.answer
+        data = body.encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (timeout test)
+            pass
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def fake():
+    """fake(status, content_type, body, delay=0) -> OpenAIChat against a local stub server."""
+    handler = type("Handler", (_Handler,), {})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+
+    def make(status: int, ctype: str, body: str, delay: float = 0.0) -> OpenAIChat:
+        handler.answer, handler.delay = (status, ctype, body), delay
+        return OpenAIChat(f"http://127.0.0.1:{httpd.server_address[1]}/v1", "fake", timeout=1.0)
+    yield make
+    httpd.shutdown()
+    httpd.server_close()
+
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+def test_endpoint_down_is_unavailable_quickly():
+    with ThreadingHTTPServer(("127.0.0.1", 0), _Handler) as probe:
+        port = probe.server_address[1]  # free now that it is closed again
+    start = time.perf_counter()
+    with pytest.raises(LLMUnavailable, match="cannot reach"):
+        OpenAIChat(f"http://127.0.0.1:{port}/v1", "m", timeout=10).complete(HI)
+    assert time.perf_counter() - start < 3
+
+
+@pytest.mark.parametrize("ctype, body", [
+    ("text/plain", "hello, I am not JSON"),
+    ("application/json", "{not json"),
+    ("application/json", '{"result": "ok"}'),
+    ("application/json", "[1, 2, 3]"),
+    ("application/json", '{"choices": []}'),
+    ("application/json", _completion("")),
+])
+def test_garbage_is_a_bad_reply(fake, ctype, body):
+    with pytest.raises(LLMBadReply):
+        fake(200, ctype, body).complete(HI)
+
+
+def test_content_that_does_not_match_the_schema_is_a_bad_reply(fake):
+    for content in ('{"answer": "cat", "confidence": "high", "kind": "animal"}',
+                    '{"answer": "cat", "confidence": 0.9, "kind": "mineral"}', "a cat"):
+        with pytest.raises(LLMBadReply, match="not a valid Verdict"):
+            fake(200, "application/json", _completion(content)).complete(
+                HI, response_model=Verdict)
+    ok = fake(200, "application/json",
+              _completion('{"answer": "cat", "confidence": 0.9, "kind": "animal"}'))
+    reply = ok.complete(HI, response_model=Verdict)
+    assert reply.parsed == Verdict(answer="cat", confidence=0.9, kind="animal")
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (5, 3)
+
+
+def test_status_codes_and_refusals(fake):
+    error = json.dumps({"error": {"message": "boom"}})
+    with pytest.raises(LLMUnavailable, match="HTTP 503"):
+        fake(503, "application/json", error).complete(HI)
+    with pytest.raises(LLMUnavailable, match="API key"):
+        fake(401, "application/json", error).complete(HI)
+    with pytest.raises(LLMBadReply, match="HTTP 400"):
+        fake(400, "application/json", error).complete(HI)
+    with pytest.raises(LLMRefused, match="content_filter"):
+        fake(200, "application/json", _completion("", "content_filter")).complete(HI)
+
+
+def test_slow_endpoint_times_out(fake):
+    start = time.perf_counter()
+    with pytest.raises(LLMTimeout, match="1 s"):
+        fake(200, "application/json", _completion("late"), delay=3.0).complete(HI)
+    assert time.perf_counter() - start < 2.5

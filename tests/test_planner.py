@@ -1,0 +1,190 @@
+"""The MCTS planner's logic, driven by a scripted fake LLM (no model needed)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import pytest
+
+from backend.agent.planner import (Node, Planner, PlannerConfig, backpropagate, choose_option,
+                                   select_node, softmax)
+from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
+from models.llm import LLMBadReply, LLMUnavailable, Reply, Usage
+
+
+class ScriptedLLM:
+    """Replies from a list: a dict is a planner step, a str is plain text, an exception is raised."""
+
+    name = "scripted"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def complete(self, messages, *, response_model=None, max_tokens=512, temperature=0.0):
+        self.prompts.append(messages[-1]["content"])
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        usage = Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=0.01)
+        if isinstance(reply, dict):
+            return Reply(text=str(reply), parsed=response_model(**reply), usage=usage)
+        return Reply(text=reply, parsed=None, usage=usage)
+
+
+class FakeTool:
+    def __init__(self, name, results):
+        self.name, self.description = name, f"the {name} tool"
+        self.results = list(results)
+        self.inputs: list[str] = []
+
+    def run(self, tool_input, ctx):
+        self.inputs.append(tool_input)
+        return self.results.pop(0)
+
+
+def step(action, action_input, thought="t"):
+    return {"thought": thought, "action": action, "action_input": action_input}
+
+
+def make_planner(replies, tools, **config):
+    llm = ScriptedLLM(replies)
+    ctx = ToolContext(video_id="v", db_path=None, memory_folder=None, llm=llm, embed=None,
+                      usage=Usage())
+    return Planner(llm, tools, ctx, PlannerConfig(**config)), llm
+
+
+def test_softmax_values():
+    assert softmax([0.0, 0.0]) == pytest.approx([0.5, 0.5])
+    assert softmax([0.0, 1.0]) == pytest.approx([1 / (1 + math.e), math.e / (1 + math.e)])
+    assert softmax([1000.0, 0.0]) == pytest.approx([1.0, 0.0])  # no overflow
+
+
+def test_backpropagation_numbers_for_answer_and_failure():
+    # root(0) - a(1) - b(2) - leaf(3)
+    nodes = [Node(0, None, 0, children=[1]), Node(1, 0, 1, children=[2]),
+             Node(2, 1, 2, children=[3]), Node(3, 2, 3, failure="tool error")]
+    backpropagate(nodes, 3, -1.0, 0.5)
+    assert [n.reward for n in nodes] == pytest.approx(
+        [-math.exp(-1.0), -math.exp(-0.5), -1.0, -1.0])
+    # A successful sibling leaf under b: +1 flows up with the same decay.
+    nodes.append(Node(4, 2, 3, answer="yes"))
+    backpropagate(nodes, 4, 1.0, 0.5)
+    assert nodes[2].reward == pytest.approx(0.0)
+    assert nodes[0].reward == pytest.approx(0.0)
+    assert nodes[4].reward == pytest.approx(1.0)
+
+
+def test_selection_follows_softmax_of_rewards_and_skips_leaves():
+    nodes = [Node(0, None, 0, reward=0.0), Node(1, 0, 1, reward=1.0),
+             Node(2, 0, 1, reward=-1.0), Node(3, 1, 2, reward=5.0, answer="leaf")]
+    rng = random.Random(7)
+    picks = Counter(select_node(nodes, rng, max_depth=5).id for _ in range(20000))
+    assert 3 not in picks
+    expected = softmax([0.0, 1.0, -1.0])
+    for node_id, p in zip((0, 1, 2), expected):
+        assert picks[node_id] / 20000 == pytest.approx(p, abs=0.015)
+
+
+def test_failure_is_punished_and_answer_rewarded():
+    count = FakeTool("Count", [Observation("SQL failed twice: no such column", ok=False),
+                               Observation("6 people", times=[0.0], instance_ids=[12, 3])])
+    planner, _ = make_planner([step("Count", "how many?"),          # iteration 1: tool fails
+                               step("Count", "people in frame 0"),   # iteration 2 from root
+                               step("Answer", "6")], [count], n_solutions=2, seed=1)
+    result = planner.solve("how many people are in the first frame?")
+    first_leaf, second_leaf = result.nodes[1], result.nodes[3]
+    assert first_leaf.failure.startswith("tool error")
+    assert first_leaf.reward == pytest.approx(-1.0)
+    assert second_leaf.answer == "6" and second_leaf.reward == pytest.approx(1.0)
+    # Root: -1 * e^(0.5*(1-1)) from the failure, +1 * e^(0.5*(1-2)) from the answer.
+    assert result.nodes[0].reward == pytest.approx(-1.0 + math.exp(-0.5))
+    assert result.answered and result.answer == "6"
+    assert result.instance_ids == [12, 3] and result.times == [0.0]
+
+
+def test_expansion_asks_for_an_action_different_from_siblings():
+    tool = FakeTool("What", [Observation("banana"), Observation("banana again")])
+    planner, llm = make_planner([step("What", "word at 40 s"), step("Answer", "banana"),
+                                 step("What", "speech near 40 s"), step("Answer", "banana")],
+                                [tool], n_solutions=2)
+    result = planner.solve("what word is said at 40 s?")
+    # Iteration 2 selects the root or the first step; either way its existing child is listed.
+    second_expansion = llm.prompts[2]
+    assert "Already tried as the next step" in second_expansion
+    assert "What(word at 40 s)" in second_expansion or "Answer(banana)" in second_expansion
+    # The chain step after an expansion does not carry the "different" instruction.
+    assert "Already tried" not in llm.prompts[1] and "Already tried" not in llm.prompts[3]
+    assert len([n for n in result.nodes if n.answer]) == 2
+
+
+def test_multiple_choice_answers_are_voted():
+    planner, _ = make_planner([step("Answer", "1"), step("Answer", "option 2"),
+                               step("Answer", "three")], [], n_solutions=3, seed=3)
+    result = planner.solve("how many?", options=["two", "three", "four"])
+    assert sorted(result.nodes[i].option for i in range(1, 4)) == [1, 1, 2]
+    assert result.option == 1 and result.answer == "three"
+    assert len(result.chosen_leaves) == 2
+
+
+def test_open_answers_are_merged_by_the_llm():
+    planner, llm = make_planner([step("Answer", "They walk left to right."),
+                                 step("Answer", "Mostly rightwards."),
+                                 "Most people walk from left to right."], [], n_solutions=2)
+    result = planner.solve("which way do people walk?")
+    assert result.answer == "Most people walk from left to right."
+    assert "They walk left to right." in llm.prompts[-1] and "Mostly rightwards." in llm.prompts[-1]
+    assert result.usage.calls == 3
+
+
+def test_answer_outside_the_options_is_a_format_failure():
+    planner, _ = make_planner([step("Answer", "purple elephant")], [], n_solutions=1)
+    result = planner.solve("what colour?", options=["red", "blue"])
+    assert not result.answered
+    assert "not one of the options" in result.nodes[1].failure
+    assert result.answer.startswith("could not answer: bad format")
+
+
+def test_llm_errors_become_failures_not_crashes():
+    planner, _ = make_planner([LLMUnavailable("connection refused at http://127.0.0.1:9"),
+                               LLMBadReply("reply is not JSON: 'blah'")], [], n_solutions=2)
+    result = planner.solve("anything?")
+    assert not result.answered
+    assert "connection refused" in result.answer and "not JSON" in result.answer
+    assert all(n.reward < 0 for n in result.nodes)
+
+
+def test_step_and_call_limits_bound_the_work():
+    loop = FakeTool("When", [Observation("still looking")] * 10)
+    planner, llm = make_planner([step("When", f"try {i}") for i in range(10)], [loop],
+                                n_solutions=1, max_depth=3)
+    result = planner.solve("when?")
+    assert "no answer within 3 steps" in result.answer
+    assert len(llm.prompts) == 3
+    planner, llm = make_planner([step("When", f"try {i}") for i in range(10)],
+                                [FakeTool("When", [Observation("x")] * 10)],
+                                n_solutions=4, max_depth=10, max_llm_calls=4)
+    result = planner.solve("when?")
+    assert len(llm.prompts) == 4 and "budget used up" in result.answer
+
+
+def test_multi_digit_instance_ids_stay_whole():
+    assert parse_instance_ids("person #12 walks past #3") == [12, 3]
+    assert parse_instance_ids("instances 10, 11 and 112 are visible") == [10, 11, 112]
+    times, ids = evidence_from_rows([{"instance_id": 12, "t": 1.5}, {"instance_ids": "[3, 14]"}])
+    assert ids == [12, 3, 14] and times == [1.5]
+
+
+NUMBERS = ["two", "three", "four"]
+ALERTS = ["SPEED CAMERA", "ROAD CLOSED", "PEDESTRIAN ALARM"]
+
+
+@pytest.mark.parametrize("text, options, expected", [
+    ("2", NUMBERS, 2), ("Option 1", NUMBERS, 1), ("b", NUMBERS, 1), ("(c)", NUMBERS, 2),
+    ("four", NUMBERS, 2), ("I think it is three.", NUMBERS, 1), ("no idea", NUMBERS, None),
+    ("pedestrian alarm", ALERTS, 2), ("The sign says ROAD CLOSED", ALERTS, 1), ("7", NUMBERS, None),
+])
+def test_choose_option(text, options, expected):
+    assert choose_option(text, options) == expected
