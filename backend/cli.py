@@ -138,7 +138,7 @@ def _print_text(command: str, payload: dict) -> None:
         for row in payload["rows"]:
             print(" | ".join("" if v is None else str(v) for v in row))
         if payload["truncated"]:
-            print(f"... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
+            print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
     elif command == "bench" and "accuracy" in payload:
         u = payload["per_answer"]
         print(f"accuracy {payload['correct']}/{payload['questions']} = {payload['accuracy']:.0%}; "

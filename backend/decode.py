@@ -1,7 +1,7 @@
-"""Video probing and streaming frame sampling with decord.
+"""Video probing (decord, PyAV) and streaming frame sampling (PyAV).
 
-Frames are decoded in small batches and yielded one at a time, so memory does not grow with
-the length of the video. Every way a file can fail to decode becomes an InputError with a
+Frames are decoded one at a time and only the sampled ones are converted, so memory does not
+grow with the length of the video. Every way a file can fail to decode becomes an InputError with a
 message a user understands.
 """
 
@@ -19,9 +19,6 @@ import numpy as np
 from backend.errors import InputError
 
 log = logging.getLogger(__name__)
-
-_BATCH = 8
-
 
 @dataclass(frozen=True)
 class VideoMeta:
@@ -111,29 +108,44 @@ def sample_indices(meta: VideoMeta, fps: float) -> list[int]:
 
 
 def iter_frames(path: Path, meta: VideoMeta, indices: list[int]) -> Iterator[tuple[int, float, np.ndarray]]:
-    """Yield (frame index, seconds, RGB frame) for `indices`, decoding a few frames at a time."""
-    reader = open_reader(Path(path))
-    for start in range(0, len(indices), _BATCH):
-        chunk = indices[start:start + _BATCH]
-        try:
-            batch = reader.get_batch(chunk).asnumpy()
-        except decord.DECORDError:
-            # Find the first frame that fails, so the message can say where the damage starts.
-            for index in chunk:
-                _decode_one(reader, index, Path(path), meta.fps)
-            raise
-        for index, frame in zip(chunk, batch):
-            yield index, index / meta.fps, frame
-        del batch
+    """Yield (frame index, seconds, RGB frame) for `indices`, decoding sequentially.
+
+    The streaming pass decodes with PyAV rather than decord: decord's decoder threads keep
+    spinning between calls and, interleaved with detection, made the detector three times
+    slower here (327 vs 107 ms a frame); decord stays for probing and random access.
+    Frame i is the i-th decoded frame, as decord counts them.
+    """
+    path = Path(path)
+    wanted = iter(indices)
+    target = next(wanted, None)
+    index = -1
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            for frame in container.decode(stream):
+                index += 1
+                if target is None:
+                    return
+                if index == target:
+                    yield index, index / meta.fps, frame.to_ndarray(format="rgb24")
+                    target = next(wanted, None)
+    except av.error.FFmpegError as e:
+        raise _damaged(path, index + 1, meta.fps, str(e)) from e
+    if target is not None and target < meta.frames - 2:
+        raise _damaged(path, index + 1, meta.fps, "no more frames")
+
+
+def _damaged(path: Path, index: int, fps: float, reason: str) -> InputError:
+    return InputError(f"'{path.name}' fails to decode from frame {index} ({index / fps:.1f} s) on: "
+                      f"the file is damaged part-way ({reason}).")
 
 
 def _decode_one(reader: decord.VideoReader, index: int, path: Path, fps: float) -> None:
     try:
         reader[index].asnumpy()
     except decord.DECORDError as e:
-        raise InputError(
-            f"'{path.name}' fails to decode from frame {index} ({index / fps:.1f} s) on: the file "
-            f"is damaged part-way ({_short(e)}).") from e
+        raise _damaged(path, index, fps, _short(e)) from e
 
 
 def _short(error: Exception) -> str:

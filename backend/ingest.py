@@ -14,6 +14,7 @@ import math
 import shutil
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -30,7 +31,7 @@ from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, relabel
-from models.types import Detection, SpeechSegment, TextItem
+from models.types import SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
 
@@ -168,80 +169,63 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
     seconds: dict[str, float] = {}
 
     started = time.perf_counter()
-    progress("hash", 0, 1)
-    sha256 = content_hash(path)
-    video_id = video_id_for(sha256)
-    seconds["hash"] = time.perf_counter() - started
+
+    @contextmanager
+    def stage(name: str):
+        progress(name, 0, 1)
+        mark = time.perf_counter()
+        yield
+        seconds[name] = time.perf_counter() - mark
+
+    with stage("hash"):
+        sha256 = content_hash(path)
+        video_id = video_id_for(sha256)
     if library.has(video_id):
         entry = library.get(video_id)
         return IngestResult(video_id=video_id, name=entry.name, cached=True,
                             counts=entry.table_counts(), seconds=seconds, duration=entry.duration)
-
-    mark = time.perf_counter()
-    progress("probe", 0, 1)
-    meta = decode.probe(path)
-    seconds["probe"] = time.perf_counter() - mark
+    with stage("probe"):
+        meta = decode.probe(path)
 
     with library.staging(video_id) as folder:
         source = folder / f"source{path.suffix.lower()}"
         shutil.copyfile(path, source)
-
-        mark = time.perf_counter()
-        progress("models", 0, 1)
-        model_names = _model_names(settings, models, meta.has_audio)
-        seconds["models"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        evidence = _frame_pass(source, meta, settings, models, progress)
-        seconds["frames"] = time.perf_counter() - mark
+        with stage("models"):
+            model_names = _model_names(settings, models, meta.has_audio)
+        with stage("frames"):
+            evidence = _frame_pass(source, meta, settings, models, progress)
         seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
-
-        mark = time.perf_counter()
-        progress("speech", 0, 1)
-        speech = _transcribe(source, meta, settings, models)
-        seconds["speech"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        progress("tracks", 0, 1)
-        mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
-        frames = relabel(evidence.frames, mapping)
-        colours = _merge_colours(evidence.colours, mapping)
-        seconds["tracks"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        progress("describe", 0, 1)
-        db = sqlite_utils.Database(folder / "video.db")
-        try:
-            create_tables(db)
-            db["video"].insert({
-                "id": video_id, "name": path.name, "sha256": sha256, "fps": meta.fps,
-                "frames": meta.frames, "duration": meta.duration, "width": meta.width,
-                "height": meta.height, "has_audio": int(meta.has_audio), "codec": meta.codec,
-                "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "models": json.dumps(model_names),
-            })
-            tracks = _write_instances(db, frames, colours, meta)
-            _write_speech(db, speech)
-            _write_ocr(db, evidence.ocr_runs)
-            episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
-                                       model_names["captions"])
-        finally:
-            db.close()
-        seconds["describe"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        progress("embed", 0, len(episodes))
-        vectors = models.embedder.embed([e.text for e in episodes])
-        episodic.write(folder, video_id, episodes, vectors)
-        seconds["embed"] = time.perf_counter() - mark
-        progress("embed", len(episodes), len(episodes))
-
-        mark = time.perf_counter()
-        progress("preview", 0, 1)
-        _write_thumbnail(source, meta, folder / "thumb.jpg")
-        if preview.needs_preview(source, meta):
-            preview.write_preview(source, meta, folder / "preview.mp4")
-        seconds["preview"] = time.perf_counter() - mark
+        with stage("speech"):
+            speech = _transcribe(source, meta, settings, models)
+        with stage("tracks"):
+            mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
+            frames = relabel(evidence.frames, mapping)
+            colours = _merge_colours(evidence.colours, mapping)
+        with stage("describe"):
+            db = sqlite_utils.Database(folder / "video.db")
+            try:
+                create_tables(db)
+                db["video"].insert({
+                    "id": video_id, "name": path.name, "sha256": sha256, "fps": meta.fps,
+                    "frames": meta.frames, "duration": meta.duration, "width": meta.width,
+                    "height": meta.height, "has_audio": int(meta.has_audio), "codec": meta.codec,
+                    "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "models": json.dumps(model_names),
+                })
+                tracks = _write_instances(db, frames, colours, meta)
+                _write_speech(db, speech)
+                _write_ocr(db, evidence.ocr_runs)
+                episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
+                                           model_names["captions"])
+            finally:
+                db.close()
+        with stage("embed"):
+            vectors = models.embedder.embed([e.text for e in episodes])
+            episodic.write(folder, video_id, episodes, vectors)
+        with stage("preview"):
+            _write_thumbnail(source, meta, folder / "thumb.jpg")
+            if preview.needs_preview(source, meta):
+                preview.write_preview(source, meta, folder / "preview.mp4")
 
     entry = library.get(video_id)
     counts = entry.table_counts()

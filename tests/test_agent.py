@@ -10,10 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from backend.agent.ask import ask
-from backend.agent.tools import SqlSubTaskTool, ToolContext, sub_task_tools
+from backend.agent.tools import ToolContext, sub_task_tools
 from backend.library import Library, content_hash
 from backend.sql_runner import run_query
-from models.llm import OpenAIChat, Reply, Usage
+from models.llm import Usage
 from tests.test_planner import ScriptedLLM
 
 
@@ -123,3 +123,40 @@ def test_endpoint_returning_garbage_gives_could_not_answer(ingested, library_set
     assert not answer.answered and answer.option is None
     assert answer.answer.startswith("could not answer:")
     assert len(answer.tree) == 3  # root and one failed step per iteration, recorded
+
+
+def test_sql_tool_retries_a_guessed_filter_and_answers_from_rows(ingested, library_settings):
+    entry = _entry(ingested, library_settings, "autoeditor_example_speech.mp4")
+    llm = ScriptedLLM([
+        {"sql": "SELECT t_start, word FROM speech_words WHERE word LIKE 'hello'"},
+        {"sql": "SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 39 AND 41"},
+        {"answer": "The speaker says Banana at 39.8 s."},
+    ])
+    ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
+                      llm=llm, embed=None, usage=Usage())
+    tool = next(t for t in sub_task_tools() if t.name == "What")
+    observation = tool.run("which word is said at 40 seconds?", ctx)
+    assert "'hello', which the question does not mention" in llm.prompts[1]
+    assert observation.ok and "banana" in observation.text.lower()
+    assert any(39 <= t <= 41 for t in observation.times)
+    assert ctx.usage.calls == 3
+
+
+def test_knowledge_and_memory_search_tools(ingested, library_settings):
+    from backend.agent.tools import DocumentTool, EpisodicSearchTool
+    from backend.ingest import embedder_for
+
+    entry = _entry(ingested, library_settings, "autoeditor_example_speech.mp4")
+    embed = embedder_for(library_settings).embed
+    ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
+                      llm=None, embed=embed, usage=Usage())
+    manual = ("The studio opens at nine. " * 40 + "Fruit words used in recordings: the word banana "
+              "marks the end of a take. " + "Parking is behind the building. " * 40)
+    document = DocumentTool.from_text("studio handbook.txt", manual, embed)
+    found = document.run("what does the word banana mean in a recording?", ctx)
+    assert found.ok and "marks the end of a take" in found.text.split("---")[0]
+    memory = EpisodicSearchTool().run("fine: the speaker says banana", ctx)
+    lines = memory.text.split("\n")
+    assert memory.ok and any("banana" in line.lower() for line in lines)
+    assert all(line.startswith("[") and ", fine]" in line for line in lines)  # the asked scale
+    assert any(36 <= t <= 42 for t in memory.times)

@@ -188,3 +188,22 @@ ALERTS = ["SPEED CAMERA", "ROAD CLOSED", "PEDESTRIAN ALARM"]
 ])
 def test_choose_option(text, options, expected):
     assert choose_option(text, options) == expected
+
+
+def test_repeating_a_step_on_the_same_path_is_a_failure():
+    tool = FakeTool("Count", [Observation("5 people")])
+    planner, _ = make_planner([step("Count", "How many?"), step("Count", "how many?")], [tool],
+                              n_solutions=1)
+    result = planner.solve("how many people?")
+    assert result.nodes[2].failure == "repeated step: Count(how many?)"
+    assert len(tool.inputs) == 1
+
+
+def test_sql_filters_on_guessed_values_are_caught():
+    from backend.agent.tools import guessed_literals
+    assert guessed_literals("SELECT word FROM speech_words WHERE word LIKE 'hello'",
+                            "which word is said at 40 s?") == ["hello"]
+    assert guessed_literals("SELECT text FROM ocr WHERE text LIKE '%EXIT%'",
+                            "when does the EXIT sign appear?") == []
+    assert guessed_literals("SELECT COUNT(*) FROM instances WHERE category = 'person'",
+                            "how many people?") == []

@@ -223,9 +223,16 @@ class DocumentTool:
 
     @classmethod
     def from_text(cls, title: str, text: str, embed, chunk_words: int = 120) -> "DocumentTool":
-        words = text.split()
-        chunks = [" ".join(words[i:i + chunk_words])
-                  for i in range(0, len(words), chunk_words * 3 // 4)] or [""]
+        """Whole sentences packed into chunks of about `chunk_words` words, overlapping by one
+        sentence, so no fact is cut in half at a chunk boundary."""
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
+        chunks, current = [], []
+        for sentence in sentences:
+            if current and sum(len(s.split()) for s in current) + len(sentence.split()) > chunk_words:
+                chunks.append(" ".join(current))
+                current = current[-1:]
+            current.append(sentence)
+        chunks.append(" ".join(current))
         return cls(title=title, chunks=chunks, vectors=embed(chunks))
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
