@@ -35,7 +35,7 @@ NO_AUDIO = [
 def _need(*paths: Path) -> None:
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        pytest.skip(f"shared clips missing: {missing}")
+        pytest.fail(f"shared clips missing: {missing} (set MEMORYREEL_SHARED)")
 
 
 def _frame_at(path: Path, t: float) -> np.ndarray:

@@ -6,7 +6,6 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 
 from backend.tracks import clean_tracks, count_summary, relabel
 from models.types import Detection
@@ -87,9 +86,10 @@ def _sample_indices(n_frames: int, native_fps: float, fps: float) -> list[int]:
     return out
 
 
-@pytest.mark.skipif(not (TUD_VIDEO.exists() and TUD_GT.exists()), reason="MOT15 clip not available")
 def test_tud_campus_counts_match_ground_truth():
-    decord = pytest.importorskip("decord")
+    import decord
+
+    assert TUD_VIDEO.exists() and TUD_GT.exists(), f"MOT15 clip missing under {SHARED}"
     from backend.config import load
     from models.tracker import Tracker
 

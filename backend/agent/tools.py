@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -50,7 +50,7 @@ class ToolContext:
     db_path: Path
     memory_folder: Path
     llm: ChatModel
-    embed: callable  # list[str] -> np.ndarray of unit vectors
+    embed: Callable[[list[str]], np.ndarray]  # texts -> unit vectors
     usage: Usage
     sql_timeout_s: float = 2.0
     sql_max_rows: int = 200
