@@ -47,10 +47,6 @@ class VideoEntry:
         return self.folder / "video.db"
 
     @property
-    def thumbnail(self) -> Path:
-        return self.folder / "thumb.jpg"
-
-    @property
     def source(self) -> Path:
         return next(self.folder.glob("source.*"))
 

@@ -53,7 +53,6 @@ class EmbeddedServer:
         self._api_key = secrets.token_urlsafe(24)
         port = port or _free_port(host)
         self.base_url = f"http://{host}:{port}/v1"
-        started = time.perf_counter()
         command = [sys.executable, "-m", "models.llama_server", "--model", str(model_path),
                    "--host", host, "--port", str(port), "--ctx", str(n_ctx),
                    "--threads", str(threads), "--parallel", str(n_parallel),
@@ -62,7 +61,6 @@ class EmbeddedServer:
         self._process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
                                          cwd=Path(__file__).resolve().parents[1])
         self._wait_until_ready(model_path)
-        self.start_seconds = time.perf_counter() - started
 
     def _wait_until_ready(self, model_path: Path) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S
