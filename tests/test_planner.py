@@ -53,7 +53,7 @@ def make_planner(replies, tools, **config):
     llm = ScriptedLLM(replies)
     ctx = ToolContext(video_id="v", db_path=None, memory_folder=None, llm=llm, embed=None,
                       usage=Usage())
-    return Planner(llm, tools, ctx, PlannerConfig(**config)), llm
+    return Planner(tools, ctx, PlannerConfig(**config)), llm
 
 
 def test_softmax_values():

@@ -78,7 +78,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     tools = [*sub_task_tools(), EpisodicSearchTool()]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
-    planner = Planner(llm, tools, ctx, planner_config(settings, n_solutions), on_step=on_step)
+    planner = Planner(tools, ctx, planner_config(settings, n_solutions), on_step=on_step)
     result = planner.solve(question, options, context=context)
     evidence = [{"node": n.id, "tool": n.action, "input": n.action_input,
                  "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids}

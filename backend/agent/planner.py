@@ -29,7 +29,7 @@ from pydantic import Field, create_model
 
 from backend.agent import prompts
 from backend.agent.tools import Observation, Tool, ToolContext
-from models.llm import ChatModel, LLMError, Usage
+from models.llm import LLMError, Usage
 
 log = logging.getLogger(__name__)
 
@@ -154,10 +154,8 @@ class _Budget(Exception):
 
 
 class Planner:
-    def __init__(self, llm: ChatModel, tools: list[Tool], ctx: ToolContext,
-                 config: PlannerConfig | None = None,
+    def __init__(self, tools: list[Tool], ctx: ToolContext, config: PlannerConfig | None = None,
                  on_step: Callable[[Node], None] | None = None):
-        self.llm = llm
         self.tools = {t.name: t for t in tools}
         self.ctx = ctx
         self.config = config or PlannerConfig()
@@ -213,9 +211,7 @@ class Planner:
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 question, options, history, avoid, context)
-            reply = self.llm.complete(messages, response_model=self._step_model, max_tokens=200)
-            self.ctx.usage.add(reply.usage)
-            step = reply.parsed
+            step = self.ctx.complete(messages, response_model=self._step_model).parsed
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
@@ -264,8 +260,7 @@ class Planner:
         if len(answers) == 1:
             return answers[0], None, good
         try:
-            reply = self.llm.complete(prompts.merge_messages(question, answers), max_tokens=150)
-            self.ctx.usage.add(reply.usage)
+            reply = self.ctx.complete(prompts.merge_messages(question, answers), max_tokens=150)
             return reply.text.strip() or answers[0], None, good
         except LLMError as e:
             log.warning("merging answers failed (%s); keeping the first", e)

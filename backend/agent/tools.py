@@ -23,7 +23,7 @@ from backend import episodic
 from backend.agent import prompts
 from backend.errors import QueryError
 from backend.sql_runner import run_query
-from models.llm import ChatModel, LLMError, Usage
+from models.llm import ChatModel, LLMError, Reply, Usage
 
 _TIME_COLUMNS = ("t", "t_start", "t_end", "first_seen", "last_seen")
 _ROWS_IN_PROMPT = 30
@@ -54,6 +54,13 @@ class ToolContext:
     usage: Usage
     sql_timeout_s: float = 2.0
     sql_max_rows: int = 200
+
+    def complete(self, messages: list[dict], response_model: type[BaseModel] | None = None,
+                 max_tokens: int = 200) -> Reply:
+        """One LLM call, counted in this question's usage."""
+        reply = self.llm.complete(messages, response_model=response_model, max_tokens=max_tokens)
+        self.usage.add(reply.usage)
+        return reply
 
 
 class Tool(Protocol):
@@ -178,9 +185,7 @@ class SqlSubTaskTool:
 
     @staticmethod
     def _ask(ctx: ToolContext, messages: list[dict], model: type[BaseModel]) -> BaseModel:
-        reply = ctx.llm.complete(messages, response_model=model, max_tokens=200)
-        ctx.usage.add(reply.usage)
-        return reply.parsed
+        return ctx.complete(messages, response_model=model).parsed
 
 
 @dataclass
