@@ -7,7 +7,6 @@ message a user understands.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -17,8 +16,6 @@ import decord
 import numpy as np
 
 from backend.errors import InputError
-
-log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class VideoMeta:

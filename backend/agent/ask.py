@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +13,6 @@ from backend.config import Settings
 from backend.ingest import embedder_for
 from backend.library import Library
 from models.llm import ChatModel, LLMError, LLMUnavailable, OpenAIChat, Usage
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
