@@ -9,13 +9,14 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
 from backend import config
-from backend.errors import MemoryReelError
+from backend.errors import InputError, MemoryReelError
 
 # Where the sample clips and dev questions live beside a checkout (as in CI).
 _SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -72,17 +73,48 @@ def _sql(args, settings) -> dict:
 
 def _ask(args, settings) -> dict:
     from backend.agent.ask import ask
+    from backend.memory import sessions
+    from backend.memory.replay import MemoryOptions
 
     options = [o.strip() for o in args.options.split("|")] if args.options else None
     document = (Path(args.document).name, Path(args.document).read_text()) if args.document else None
+    history = sessions.load(settings, args.session) if args.session else None
 
     def show(node) -> None:
         if not (args.json or args.quiet):
             what = node.failure or node.answer or node.observation
             print(f"  [{node.id}] {node.action}({node.action_input[:60]}) -> {what[:100]}",
                   file=sys.stderr)
-    return ask(args.video_id, args.question, settings, options=options, n_solutions=args.n,
-               document=document, on_step=show).as_dict()
+    answer = ask(args.video_id, args.question, settings, options=options, n_solutions=args.n,
+                 document=document, history=history, on_step=show,
+                 memory=MemoryOptions.off() if args.no_memory else None)
+    if args.session:
+        sessions.append(settings, args.session, args.question, answer.answer)
+    return answer.as_dict()
+
+
+def _memory(args, settings) -> dict:
+    from backend.memory.store import MemoryStore
+
+    store = MemoryStore(settings)
+    if args.action in ("show", "search", "delete") and not args.target:
+        what = "some text to search for" if args.action == "search" else "an entry id"
+        raise InputError(f"memory {args.action} needs {what}.")
+    if args.action == "list":
+        return {"entries": store.list(kind=args.type, video_id=args.video)}
+    if args.action == "show":
+        return store.get(args.target)
+    if args.action == "search":
+        return {"entries": store.search(args.target, kind=args.type, video_id=args.video, k=args.k)}
+    if args.action == "delete":
+        store.delete(args.target)
+        return {"deleted": args.target}
+    entries = store.list(kind=args.type, video_id=args.video)
+    out = Path(args.target or "memory-export.jsonl")
+    with open(out, "w", encoding="utf-8") as f:
+        for entry in entries:
+            f.write(json.dumps(entry, default=str) + "\n")
+    return {"exported": len(entries), "path": str(out.resolve())}
 
 
 def _setup(args, settings) -> dict:
@@ -109,6 +141,56 @@ def _bench_agent(args, settings) -> dict:
                              n_solutions=args.n, limit=args.limit, progress=say)
 
 
+def _bench_memory(args, settings) -> dict:
+    from backend.memory.bench import memory_bench
+
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return memory_bench(Path(args.questions), Path(args.videos), settings, n_solutions=args.n,
+                        limit=args.limit, progress=say)
+
+
+def _bench_retrieval(args, settings) -> dict:
+    from backend.memory.vectors import retrieval_bench
+
+    return retrieval_bench(n=args.rows, queries=args.queries)
+
+
+def _eval(args, settings) -> dict:
+    from backend.evaluation.ablation import run_ablation
+    from backend.evaluation.runner import RunConfig, run_eval
+
+    config = RunConfig(memory=args.memory, n_solutions=args.n, replay=args.replay, seed=args.seed,
+                       limit=args.limit)
+    name = "ablation" if args.ablation else config.slug()
+    out = Path(args.out) if args.out else settings.home / "evaluations" / f"{Path(args.questions).stem}_{name}"
+    # The run's options spelled out, so the docs show a command that repeats it exactly.
+    words = [args.questions, "--videos", args.videos, "--memory", args.memory, "--replay",
+             args.replay, "--seed", str(args.seed), "--out", str(out)]
+    words += ["--n", str(args.n)] if args.n else []
+    words += ["--limit", str(args.limit)] if args.limit else []
+    words += ["--video-map", args.video_map] if args.video_map else []
+    words += ["--ablation"] if args.ablation else []
+    size = f"MEMORYREEL_LLM_SIZE={settings.llm_size} " if settings.llm_size != "1.5b" else ""
+    say = (lambda line: None) if (args.json or args.quiet) else (lambda line: print(line, file=sys.stderr))
+    kwargs = dict(video_map=Path(args.video_map) if args.video_map else None, resume=args.resume,
+                  keep_memory=args.keep_memory, progress=say,
+                  command=f"{size}python -m backend eval {shlex.join(words)}")
+    if args.ablation:
+        return run_ablation(Path(args.questions), Path(args.videos), out, settings, config, **kwargs)
+    return run_eval(Path(args.questions), Path(args.videos), out, settings, config, **kwargs)
+
+
+def _eval_report(args, settings) -> dict:
+    from backend.evaluation.report import evaluation_markdown
+
+    command = f"python -m backend eval-report {shlex.join(args.run_dirs)} --output {args.output}"
+    output = Path(args.output)
+    text = evaluation_markdown([Path(d) for d in args.run_dirs], command, output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    return {"output": str(output), "runs": args.run_dirs}
+
+
 def _print_text(command: str, payload: dict) -> None:
     if command == "ingest":
         state = "already in the library" if payload["cached"] else "ingested"
@@ -129,16 +211,69 @@ def _print_text(command: str, payload: dict) -> None:
             times = ", ".join(f"{t:g} s" for t in step["times"][:8])
             print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
                   + (f" [at {times}]" if times else ""))
+        m = payload["memory"]
+        if m.get("enabled"):
+            print(f"  memory: {m['task_type']} question, C(q) {m['complexity']} (P {m['p']}, "
+                  f"E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
+                  f"{len(m['replayed'])}")
+            for r in m["replayed"]:
+                similarity = "" if r["similarity"] is None else f" {r['similarity']:.2f}"
+                print(f"    [{r['kind']}{similarity}] {r['text'][:120]}")
+            learned = m.get("learned", {})
+            if learned:
+                print(f"  learned: {learned['verdict']} ({learned['reason'][:120]})")
         u = payload["usage"]
         print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
               f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
               f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
+    elif command == "bench" and "passes" in payload:
+        print(f"{payload['questions']} questions, N = {payload['n_solutions']}; per answer:")
+        print(f"{'pass':24} {'accuracy':>9} {'calls':>6} {'tokens':>7} {'learn calls':>12} "
+              f"{'learn tokens':>13} {'replayed':>9}")
+        for name, p in payload["passes"].items():
+            s = p["summary"]
+            print(f"{name:24} {s['correct']:>3}/{payload['questions']:<5} {s['answer_calls']:>6} "
+                  f"{s['answer_tokens']:>7} {s['learn_calls']:>12} {s['learn_tokens']:>13} "
+                  f"{s['replayed']:>9}")
+    elif command == "memory" and "entries" in payload:
+        if not payload["entries"]:
+            print("No memory entries match.")
+        for e in payload["entries"]:
+            similarity = f" sim {e['similarity']:.2f}" if e.get("similarity") is not None else ""
+            where = f" video {e['video_id']}" if e.get("video_id") else ""
+            times = f" at {', '.join(f'{t:g}' for t in e['times'][:4])} s" if e.get("times") else ""
+            print(f"{e['id']}  [{e['kind']}{'/' + e['task_type'] if e.get('task_type') else ''}]"
+                  f"{where}{times}  replayed {e['replays']}x{similarity}")
+            if e.get("question"):
+                print(f"    Q: {e['question']}")
+            print(f"    {e['text'][:300]}")
+    elif command == "eval" and "rows" in payload:
+        print(payload["table"])
+        print(f"written to {payload['folder']}/ablation.md")
+    elif command == "eval":
+        from backend.evaluation.report import text_summary
+        print(text_summary(payload))
+    elif command == "eval-report":
+        print(f"wrote {payload['output']} from {len(payload['runs'])} run folder(s)")
     elif command == "sql":
         print(" | ".join(payload["columns"]))
         for row in payload["rows"]:
             print(" | ".join("" if v is None else str(v) for v in row))
         if payload["truncated"]:
             print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
+    elif command == "bench" and "recall_at_5" in payload:
+        print(f"{payload['rows']} rows, dim {payload['dim']}, k {payload['k']}, cosine, "
+              f"{payload['queries']} queries ({payload['cpus']} cores, load {payload['load_average']})")
+        print(f"{'rows':>8} {'no index p50/p95':>18} {'index p50/p95':>16} {'numpy p50/p95':>16} "
+              f"{'build s':>8} {'recall@5':>8}  index")
+        for row in [*payload["sizes"], payload]:
+            cells = [f"{row[m]['p50_ms']:.1f}/{row[m]['p95_ms']:.1f} ms"
+                     for m in ("lancedb_no_index", "lancedb_index", "numpy")]
+            print(f"{row['rows']:>8} {cells[0]:>18} {cells[1]:>16} {cells[2]:>16} "
+                  f"{row['build_s']:>8.1f} {row['recall_at_5']:>8.3f}  {row['index']} "
+                  f"nprobes {row['nprobes']} refine {row['refine_factor']}")
+        print(f"index pays off (p50 at most half the unindexed) from "
+              f"{payload['index_pays_off_from_rows']} rows")
     elif command == "bench" and "accuracy" in payload:
         u = payload["per_answer"]
         print(f"accuracy {payload['correct']}/{payload['questions']} = {payload['accuracy']:.0%}; "
@@ -175,7 +310,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--options", help="multiple choice: options separated by '|'")
     p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
     p.add_argument("--document", help="a text file the agent may search as background knowledge")
+    p.add_argument("--session", help="chat name: earlier turns of it are short-term memory, and "
+                                     "this turn is added to it")
+    p.add_argument("--no-memory", action="store_true", help="neither replay nor learn")
     p.set_defaults(run=_ask)
+
+    p = sub.add_parser("memory", parents=[common], help="inspect semantic, procedural and "
+                                                        "episodic memory")
+    p.add_argument("action", choices=["list", "show", "search", "delete", "export"])
+    p.add_argument("target", nargs="?", help="entry id (show, delete), text (search), "
+                                             "file (export, default memory-export.jsonl)")
+    p.add_argument("--type", choices=["semantic", "procedural", "pattern", "episodic"])
+    p.add_argument("--video", help="only this video's entries (needed for episodic)")
+    p.add_argument("--k", type=int, default=10, help="search: most entries returned")
+    p.set_defaults(run=_memory)
+
+    p = sub.add_parser("eval", parents=[common],
+                       help="accuracy per question type with 95%% CIs, cost, ablations")
+    p.add_argument("questions", help="NExT-QA, IntentQA, MSRVTT-QA or dev-qa layout (.csv/.json/.jsonl)")
+    p.add_argument("--videos", default=str(_SHARED / "videos"), help="folder of the video files")
+    p.add_argument("--video-map", help="CSV (header, then id,file) or JSON {id: file} for "
+                                       "files not named by the question file's video ids")
+    p.add_argument("--limit", type=int, help="only the first N questions of the seeded order")
+    p.add_argument("--memory", choices=["off", "semantic", "procedural", "all"], default="all")
+    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--replay", default="dynamic", help="dynamic (default) or fixed:KS,KP")
+    p.add_argument("--seed", type=int, default=0, help="seed of the question order (default 0)")
+    p.add_argument("--out", help="run folder (default MEMORYREEL_HOME/evaluations/<file>_<options>)")
+    p.add_argument("--resume", action="store_true", help="finish the run in --out")
+    p.add_argument("--keep-memory", action="store_true",
+                   help="start from the memory already in --out instead of empty memory")
+    p.add_argument("--ablation", action="store_true",
+                   help="memory, N and replay ablations, one factor at a time from these options")
+    p.set_defaults(run=_eval)
+
+    p = sub.add_parser("eval-report", parents=[common],
+                       help="write docs/EVALUATION.md from run folders' results.jsonl")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--output", default="docs/EVALUATION.md")
+    p.set_defaults(run=_eval_report)
 
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
     p.set_defaults(run=_setup)
@@ -192,6 +365,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
     b.add_argument("--limit", type=int, help="only the first N questions")
     b.set_defaults(run=_bench_agent)
+    b = bench_sub.add_parser("memory", parents=[common],
+                             help="accuracy and cost with memory: first pass, reworded, memory off")
+    b.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
+    b.add_argument("--videos", default=str(_SHARED / "videos"))
+    b.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    b.add_argument("--limit", type=int, help="only the first N questions")
+    b.set_defaults(run=_bench_memory)
+    b = bench_sub.add_parser("retrieval", parents=[common],
+                             help="memory vector search: LanceDB with and without index, numpy")
+    b.add_argument("--rows", type=int, default=100_000, help="synthetic memory rows (default 100000)")
+    b.add_argument("--queries", type=int, default=200, help="queries timed (default 200)")
+    b.set_defaults(run=_bench_retrieval)
     return parser
 
 

@@ -116,11 +116,32 @@ class Settings:
     max_answer_seconds: float = _setting("MEMORYREEL_MAX_ANSWER_SECONDS", 900.0, float,
                                          "Time budget for one question.")
 
+    # --- memory (semantic, procedural, replay, chat) ---
+    memory: bool = _setting(
+        "MEMORYREEL_MEMORY", True, bool,
+        "Learn from every answer (semantic and procedural memory) and replay what is relevant.")
+    memory_dir: str = _setting(
+        "MEMORYREEL_MEMORY_DIR", "", str,
+        "Semantic and procedural memory (LanceDB) and replay counts; empty = <MEMORYREEL_HOME>/memory.")
+    replay_min_similarity: float = _setting(
+        "MEMORYREEL_REPLAY_MIN_SIMILARITY", 0.5, float,
+        "Lowest cosine similarity between a new question and a stored one for a replay.")
+    chat_turns: int = _setting("MEMORYREEL_CHAT_TURNS", 4, int,
+                               "Earlier chat turns kept in the prompt (short-term memory).")
+    vector_index_rows: int = _setting(
+        "MEMORYREEL_VECTOR_INDEX_ROWS", 10000, int,
+        "A memory table gets an ANN index (IVF_SQ, cosine) once it holds this many rows; from "
+        "about there an indexed search takes half the time of an exhaustive one (bench retrieval).")
+
     # --- SQL runner ---
     sql_timeout_s: float = _setting("MEMORYREEL_SQL_TIMEOUT", 2.0, float,
                                     "Longest a read-only query may run, in seconds.")
     sql_max_rows: int = _setting("MEMORYREEL_SQL_MAX_ROWS", 200, int,
                                  "Most rows a query returns.")
+
+    @property
+    def memory_path(self) -> Path:
+        return Path(self.memory_dir) if self.memory_dir else self.home / "memory"
 
     @classmethod
     def documented(cls) -> list[tuple[str, str, str]]:

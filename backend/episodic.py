@@ -61,17 +61,29 @@ def write(folder: Path, video_id: str, episodes: list[Episode], vectors: np.ndar
     return table.count_rows()
 
 
+def _open(folder: Path):
+    return lancedb.connect(str(folder / "memory.lance")).open_table(TABLE)
+
+
 def count_by_scale(folder: Path) -> dict[str, int]:
-    table = lancedb.connect(str(folder / "memory.lance")).open_table(TABLE)
-    scales = table.to_arrow().column("scale").to_pylist()
-    return {s: scales.count(s) for s in dict.fromkeys(scales)}
+    names = _open(folder).to_arrow().column("scale").to_pylist()
+    return {s: names.count(s) for s in dict.fromkeys(names)}
+
+
+def scales(folder: Path) -> list[str]:
+    """Scale names of a video, finest first."""
+    return list(count_by_scale(folder))
+
+
+def rows(folder: Path) -> list[dict]:
+    """Every episode of a video without its vector, in stored order."""
+    return _open(folder).to_arrow().drop_columns(["vector"]).to_pylist()
 
 
 def search(folder: Path, query_vector: np.ndarray, *, scale: str | None = None,
            k: int = 5) -> list[dict]:
     """Nearest episodes by cosine similarity, optionally at one scale; adds 'similarity'."""
-    table = lancedb.connect(str(folder / "memory.lance")).open_table(TABLE)
-    query = table.search(query_vector.astype(np.float32)).metric("cosine").limit(k)
+    query = _open(folder).search(query_vector.astype(np.float32)).metric("cosine").limit(k)
     if scale:
         query = query.where(f"scale = '{scale.replace(chr(39), '')}'", prefilter=True)
     hits = query.to_list()

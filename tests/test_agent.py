@@ -26,8 +26,9 @@ def _entry(ingested, settings, name):
 
 @pytest.fixture(scope="module")
 def agent_settings(library_settings):
-    # The product's default model (Qwen2.5-Coder 1.5B, embedded); N = 2 as in the app.
-    return replace(library_settings, n_solutions=2)
+    # The product's default model (Qwen2.5-Coder 1.5B, embedded); N = 2 as in the app. Memory
+    # off: these check the tools and the planner, tests/test_memory.py checks memory.
+    return replace(library_settings, n_solutions=2, memory=False)
 
 
 def test_counts_people_in_first_frame_through_sql(ingested, agent_settings):
@@ -144,21 +145,31 @@ def test_sql_tool_retries_a_guessed_filter_and_answers_from_rows(ingested, libra
     assert ctx.usage.calls == 3
 
 
-def test_knowledge_and_memory_search_tools(ingested, library_settings):
-    from backend.agent.tools import DocumentTool, EpisodicSearchTool
+def test_knowledge_and_iterative_memory_tools(ingested, library_settings, tmp_path):
+    from backend.agent.tools import DocumentTool, RecallTool
     from backend.ingest import embedder_for
+    from backend.memory.store import MemoryStore
 
     entry = _entry(ingested, library_settings, "autoeditor_example_speech.mp4")
     embed = embedder_for(library_settings).embed
+    llm = ScriptedLLM([{"enough": False, "memory": "episodic", "scale": "fine",
+                        "query": "the speaker says banana"},
+                       {"enough": True, "memory": "episodic", "scale": "", "query": ""}])
     ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
-                      llm=None, embed=embed, usage=Usage())
+                      llm=llm, embed=embed, usage=Usage())
     manual = ("The studio opens at nine. " * 40 + "Fruit words used in recordings: the word banana "
               "marks the end of a take. " + "Parking is behind the building. " * 40)
     document = DocumentTool.from_text("studio handbook.txt", manual, embed)
     found = document.run("what does the word banana mean in a recording?", ctx)
     assert found.ok and "marks the end of a take" in found.text.split("---")[0]
-    memory = EpisodicSearchTool().run("fine: the speaker says banana", ctx)
+
+    store = MemoryStore(replace(library_settings, memory_dir=str(tmp_path / "memory")), embed=embed)
+    memory = RecallTool(store=store).run("which fruit does the speaker name", ctx)
     lines = memory.text.split("\n")
-    assert memory.ok and any("banana" in line.lower() for line in lines)
-    assert all(line.startswith("[") and ", fine]" in line for line in lines)  # the asked scale
+    # Round one searched every scale; round two, chosen by the LLM, the fine scale for "banana".
+    assert "Scales: fine, " in llm.prompts[0] and "Found so far:\n[" in llm.prompts[0]
+    assert any("banana" in line.lower() and ", fine]" in line for line in lines), lines
     assert any(36 <= t <= 42 for t in memory.times)
+    assert ctx.usage.calls == 2 and not llm.replies
+    counts = store.replay_counts()
+    assert len(counts) == len(lines) and {c["kind"] for c in counts} == {"episodic"}

@@ -1,24 +1,40 @@
-"""Answer one question about one library video: LLM, tools and planner wired together."""
+"""Answer one question about one library video: LLM, tools, memory and planner wired together.
+
+One answer: rewrite a follow-up into a standalone question (short-term chat memory) -> rate it
+and replay semantic and procedural memory -> plan with the tools -> validate the answer and
+learn from it. Learning's LLM calls are counted apart from answering's.
+"""
 
 from __future__ import annotations
 
+import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from pydantic import BaseModel, Field
+
+from backend.agent import prompts
 from backend.agent.planner import Node, Planner, PlannerConfig
-from backend.agent.tools import DocumentTool, EpisodicSearchTool, ToolContext, sub_task_tools
+from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.config import Settings
 from backend.ingest import embedder_for
 from backend.library import Library
+from backend.memory.learn import learn
+from backend.memory.recall import assess, recall
+from backend.memory.replay import MemoryOptions
+from backend.memory.store import MemoryStore
 from models.llm import ChatModel, LLMError, LLMUnavailable, OpenAIChat, Usage
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class Answer:
     video_id: str
     question: str
+    standalone_question: str     # the question with references to earlier turns resolved
     options: list[str] | None
     answer: str
     option: int | None
@@ -27,7 +43,9 @@ class Answer:
     instance_ids: list[int]
     evidence: list[dict]        # the steps on the chosen paths: tool, input, observation, times
     tree: list[dict]
-    usage: dict = field(default_factory=dict)
+    chosen_leaves: list[int] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)   # answering only; learning's is in memory.learned
+    memory: dict = field(default_factory=dict)  # C(q), P(q), E(q), k_s, k_p, replayed, learned
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -56,14 +74,23 @@ def planner_config(settings: Settings, n_solutions: int | None = None) -> Planne
                          max_seconds=settings.max_answer_seconds)
 
 
+class _Standalone(BaseModel):
+    question: str = Field(max_length=300)
+
+
 def ask(video_id: str, question: str, settings: Settings, *, options: list[str] | None = None,
         n_solutions: int | None = None, llm: ChatModel | None = None,
-        document: tuple[str, str] | None = None, context: str = "",
+        document: tuple[str, str] | None = None, history: list[tuple[str, str]] | None = None,
+        memory: MemoryOptions | None = None,
         on_step: Callable[[Node], None] | None = None) -> Answer:
-    """Plan, call tools and answer. LLM faults never raise: they become 'could not answer: ...'."""
+    """Plan, call tools and answer. LLM faults never raise: they become 'could not answer: ...'.
+
+    history: earlier (question, answer) turns of this chat, oldest first.
+    """
     entry = Library(settings.home).get(video_id)
     started = time.monotonic()
     usage = Usage()
+    memory = memory or (MemoryOptions() if settings.memory else MemoryOptions.off())
     try:
         llm = llm or llm_for(settings)
     except LLMError as e:
@@ -72,19 +99,64 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     ctx = ToolContext(video_id=video_id, db_path=entry.db_path, memory_folder=entry.folder,
                       llm=llm, embed=embedder.embed, usage=usage,
                       sql_timeout_s=settings.sql_timeout_s, sql_max_rows=settings.sql_max_rows)
-    tools = [*sub_task_tools(), EpisodicSearchTool()]
+    turns = (history or [])[-settings.chat_turns:] if settings.chat_turns > 0 else []
+    standalone = _standalone(question, turns, ctx)
+    context = [prompts.chat_context(turns)] if turns else []
+    trace: dict = {"enabled": memory.enabled}
+    store = MemoryStore(settings, embed=embedder.embed)
+    vector = embedder.embed([standalone])[0]
+    config = planner_config(settings, n_solutions)
+    if memory.enabled:
+        recalled = recall(standalone, vector, video_id, store, memory, assess(standalone, ctx),
+                          settings.replay_min_similarity)
+        trace.update(recalled.trace())
+        context.insert(0, recalled.context)
+        config.stop_on_direct_answer = any(r["kind"] == "semantic" for r in recalled.replayed)
+    tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
-    planner = Planner(tools, ctx, planner_config(settings, n_solutions), on_step=on_step)
-    result = planner.solve(question, options, context=context)
+    planner = Planner(tools, ctx, config, on_step=on_step)
+    result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c))
     evidence = [{"node": n.id, "tool": n.action, "input": n.action_input,
                  "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids}
                 for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
-    return Answer(video_id=video_id, question=question, options=options, answer=result.answer,
-                  option=result.option, answered=result.answered, times=result.times,
-                  instance_ids=result.instance_ids, evidence=evidence, tree=result.tree(),
-                  usage=_usage_dict(usage, started))
+    answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
+                    options=options, answer=result.answer, option=result.option,
+                    answered=result.answered, times=result.times,
+                    instance_ids=result.instance_ids, evidence=evidence, tree=result.tree(),
+                    chosen_leaves=result.chosen_leaves, usage=_usage_dict(usage, started),
+                    memory=trace)
+    if memory.learn:
+        trace["learned"] = _learn(answer, trace.get("task_type", "descriptive"), vector, store, ctx)
+    return answer
+
+
+def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -> str:
+    """The follow-up rewritten to stand alone, so tools and memory see what it refers to."""
+    if not turns:
+        return question
+    try:
+        rewritten = ctx.complete(prompts.standalone_messages(turns, question),
+                                 response_model=_Standalone, max_tokens=80).parsed.question
+    except LLMError:
+        return question
+    return rewritten.strip() or question
+
+
+def _learn(answer: Answer, task_type: str, vector, store: MemoryStore, ctx: ToolContext) -> dict:
+    if not answer.answered:
+        return {"verdict": "skipped", "reason": "not answered", "usage": {}}
+    learning = replace(ctx, usage=Usage())
+    started = time.monotonic()
+    try:
+        lesson = learn(answer, task_type, vector, store, learning)
+    except Exception as e:  # a memory fault must never cost the user the answer just given
+        log.exception("learning from the answer failed")
+        return {"verdict": "skipped", "reason": f"learning failed: {e}", "usage": {}}
+    usage = _usage_dict(learning.usage, started)
+    usage.pop("other_seconds")
+    return {**lesson.__dict__, "usage": usage}
 
 
 def _usage_dict(usage: Usage, started: float) -> dict:
@@ -95,6 +167,19 @@ def _usage_dict(usage: Usage, started: float) -> dict:
 
 
 def _unanswered(video_id, question, options, message, usage, started) -> Answer:
-    return Answer(video_id=video_id, question=question, options=options, answer=message,
-                  option=None, answered=False, times=[], instance_ids=[], evidence=[], tree=[],
-                  usage=_usage_dict(usage, started))
+    return Answer(video_id=video_id, question=question, standalone_question=question,
+                  options=options, answer=message, option=None, answered=False, times=[],
+                  instance_ids=[], evidence=[], tree=[], usage=_usage_dict(usage, started),
+                  memory={"enabled": False})
+
+
+def check_llm(settings: Settings) -> str:
+    """One tiny completion through the configured LLM, for the app's "Test connection" button.
+
+    Raises LLMError (with a message meant for the user) when the endpoint is down or refuses.
+    """
+    started = time.monotonic()
+    llm = llm_for(settings)
+    reply = llm.complete([{"role": "user", "content": "Say OK"}], max_tokens=5)
+    return (f"Connected: {llm.name} at {llm.base_url} answered “{reply.text.strip()}” in "
+            f"{time.monotonic() - started:.1f} s.")

@@ -45,6 +45,8 @@ class PlannerConfig:
     max_llm_calls: int = 40    # for the whole question, sub-agents included
     max_seconds: float = 600.0
     seed: int = 0
+    # Replayed facts can answer a question outright; then the other iterations are not needed.
+    stop_on_direct_answer: bool = False
 
 
 @dataclass
@@ -181,6 +183,8 @@ class Planner:
             backpropagate(nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
             leaves.append(leaf.id)
+            if self.config.stop_on_direct_answer and leaf.depth == 1 and leaf.failure is None:
+                break
         good = [i for i in leaves if nodes[i].failure is None]
         answer, option, chosen = self._merge(nodes, good, question, options)
         if not good:

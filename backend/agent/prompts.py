@@ -156,3 +156,104 @@ def merge_messages(question: str, answers: list[str]) -> list[dict]:
                                           "into one short, accurate answer. Prefer what most "
                                           "candidates agree on; do not add facts."},
             {"role": "user", "content": f"Question: {question}\nCandidate answers:\n{listed}"}]
+
+
+# --- memory: assessment, validation, decision patterns, follow-up questions -----------------
+
+_ASSESS_SYSTEM = """You rate questions about a video before they are answered.
+complexity: 0.0 for a single look-up (one fact, one time, one count), 0.5 for two or three steps,
+1.0 for multi-step reasoning over causes, order of events or many objects.
+task_type: "causal" (why or how something happens), "temporal" (when, before, after, order) or
+"descriptive" (what, who, where, how many, what it looks like).
+Reply as JSON: {"task_type": ..., "complexity": ...}."""
+
+_ASSESS_EXAMPLES = [
+    ("how many people are in view at 10 seconds?", "descriptive", 0.1),
+    ("why does the man stop walking after the woman waves?", "causal", 0.8),
+    ("what happens right after the car turns left?", "temporal", 0.5),
+]
+
+
+def assess_messages(question: str) -> list[dict]:
+    messages = [{"role": "system", "content": _ASSESS_SYSTEM}]
+    for q, task_type, complexity in _ASSESS_EXAMPLES:
+        messages += [{"role": "user", "content": f"Question: {q}"},
+                     {"role": "assistant",
+                      "content": json.dumps({"task_type": task_type, "complexity": complexity})}]
+    return messages + [{"role": "user", "content": f"Question: {question}"}]
+
+
+_VALIDATE_SYSTEM = """You check an answer to a question about a video against the evidence that
+was found in the video's memory (tool results and memory segments).
+reason: one short sentence comparing the answer with the evidence.
+valid: true only if the evidence clearly supports the answer; false if it contradicts the answer,
+says something else, or does not mention it.
+summary: if valid, one short standalone sentence stating the fact, with times when known
+(e.g. 'At 40 s the speaker says "banana".'); otherwise "".
+Reply as JSON: {"reason": ..., "valid": ..., "summary": ...}."""
+
+
+def validate_messages(question: str, answer: str, evidence: list[str]) -> list[dict]:
+    shown = "\n".join(f"- {e}" for e in evidence) or "- (no evidence was recorded)"
+    return [{"role": "system", "content": _VALIDATE_SYSTEM},
+            {"role": "user", "content": f"Question: {question}\nAnswer: {answer}\nEvidence:\n{shown}"}]
+
+
+def pattern_messages(task_type: str, workflows: list[str]) -> list[dict]:
+    listed = "\n".join(f"- {w}" for w in workflows)
+    return [{"role": "system", "content": "You distil how an agent answers questions about videos "
+                                          "with its tools into a reusable decision pattern."},
+            {"role": "user", "content":
+                f"These tool workflows answered {task_type} questions correctly:\n{listed}\n"
+                f"Write the general decision pattern for {task_type} questions: which tools to "
+                "call, in which order, with what kind of input. At most three short sentences; "
+                'name no particular video. Reply as JSON: {"pattern": ...}.'}]
+
+
+_STANDALONE_SYSTEM = """You rewrite the user's last question about a video so that it can be
+understood without the conversation: replace words like "that", "it", "he", "after that", "the
+same" with what they refer to. Keep it short. If it already stands alone, return it unchanged.
+Reply as JSON: {"question": ...}."""
+
+
+def standalone_messages(turns: list[tuple[str, str]], question: str) -> list[dict]:
+    return [{"role": "system", "content": _STANDALONE_SYSTEM},
+            {"role": "user", "content": f"{chat_context(turns)}\nLast question: {question}"}]
+
+
+def chat_context(turns: list[tuple[str, str]]) -> str:
+    lines = ["Conversation so far:"]
+    for q, a in turns:
+        lines += [f"User: {q}", f"Assistant: {a}"]
+    return "\n".join(lines)
+
+
+def memory_context(facts: list[dict], plans: list[dict], pattern: dict | None) -> str:
+    """Replayed memory as text for the planner: facts first, then suggested tool plans."""
+    parts = []
+    if facts:
+        parts.append("Known facts from earlier checked answers about this video (if one answers "
+                     "the question, answer directly):\n" +
+                     "\n".join(f"- {f['text']}" for f in facts))
+    if plans:
+        parts.append("Tool plans that answered similar questions before:\n" +
+                     "\n".join(f"- for \"{p['question']}\": {p['text']}" for p in plans))
+    if pattern:
+        parts.append(f"Decision pattern for {pattern['task_type']} questions: {pattern['text']}")
+    return "\n\n".join(parts)
+
+
+_RECALL_SYSTEM = """You gather memories to answer a question about a video. You see what was found
+so far. If it is enough to answer, reply {"enough": true, "memory": "episodic", "scale": "",
+"query": ""}. Otherwise choose where to look next: "episodic" (descriptions of time segments; scale
+is one of the video's scales, finest first: fine detail or whole-video overview), "facts" (facts
+from earlier checked answers) or "tables" (exact counts, times and text from the video's
+database), and a short query that differs from earlier ones.
+Reply as JSON: {"enough": ..., "memory": ..., "scale": ..., "query": ...}."""
+
+
+def recall_messages(query: str, scales: list[str], found: list[str]) -> list[dict]:
+    shown = "\n".join(found) or "(nothing yet)"
+    return [{"role": "system", "content": _RECALL_SYSTEM},
+            {"role": "user", "content": f"Looking for: {query}\nScales: {', '.join(scales)}\n"
+                                        f"Found so far:\n{shown}"}]

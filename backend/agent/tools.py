@@ -3,7 +3,8 @@
 - Sub-task tools (When, Why, What, How, Count, Other): LLM sub-agents that write SQL over the
   video's tables, run it through the read-only runner, retry once on an SQL error, and answer
   their sub-question from the rows (DoraemonGPT section 2.1).
-- Episodic search: nearest segments of the video's LanceDB memory, at any scale.
+- Recall: iterative search of the video's memories (episodic at any scale, checked facts,
+  tables) until enough is found.
 - Knowledge tools (plug-ins, DoraemonGPT section 2.2): `DocumentTool` searches a text document
   the user attached, by embeddings.
 """
@@ -11,10 +12,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -24,6 +26,11 @@ from backend.agent import prompts
 from backend.errors import QueryError
 from backend.sql_runner import run_query
 from models.llm import ChatModel, LLMError, Reply, Usage
+
+if TYPE_CHECKING:
+    from backend.memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
 
 _TIME_COLUMNS = ("t", "t_start", "t_end", "first_seen", "last_seen")
 _ROWS_IN_PROMPT = 30
@@ -188,28 +195,85 @@ class SqlSubTaskTool:
         return ctx.complete(messages, response_model=model).parsed
 
 
-@dataclass
-class EpisodicSearchTool:
-    """Nearest memory segments to a text query; input may start with a scale: 'fine: ...'."""
+class RecallChoice(BaseModel):
+    enough: bool
+    memory: Literal["episodic", "facts", "tables"]
+    scale: str = Field(max_length=12)
+    query: str = Field(max_length=200)
 
-    name: str = "Search"
-    description: str = ("search the video's episodic memory (descriptions of time segments, with "
-                        "speech and on-screen text) by meaning; returns the closest segments with "
-                        "their times")
-    k: int = 4
+
+@dataclass
+class RecallTool:
+    """Iterative retrieval over the video's memories (WorldMM): episodic segments at any scale,
+    checked facts from earlier answers, or the tables, until the LLM judges it has enough.
+
+    Round one searches every scale and the facts with the planner's input, without an LLM call;
+    each later round the LLM picks the memory, scale and query from what was found so far.
+    """
+
+    store: "MemoryStore"
+    name: str = "Recall"
+    description: str = ("search the video's memories by meaning, as often as needed: descriptions "
+                        "of time segments at several scales (seconds to the whole video) with "
+                        "speech and on-screen text, and facts from earlier checked answers; input: "
+                        "what to look for")
+    rounds: int = 3
+    k: int = 3
+    facts: bool = True          # off when semantic memory is off for this answer
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
-        scale, _, query = tool_input.partition(":")
-        if not query or " " in scale.strip():
-            scale, query = "", tool_input
-        hits = episodic.search(ctx.memory_folder, ctx.embed([query.strip()])[0],
-                               scale=scale.strip() or None, k=self.k)
-        if not hits:
-            return Observation(text="(no memory segments)", ok=False)
-        lines = [f"[{h['t_start']:.0f}-{h['t_end']:.0f} s, {h['scale']}] {h['text']}" for h in hits]
-        ids = [i for h in hits for i in h["instance_ids"]]
-        return Observation(text="\n".join(lines), times=[h["t_start"] for h in hits],
-                           instance_ids=list(dict.fromkeys(ids)))
+        found: dict[str, dict] = {}
+        self._add(found, self.store.search(tool_input, kind="episodic", video_id=ctx.video_id,
+                                           k=self.k + 1))
+        if self.facts:
+            self._add(found, self.store.search(tool_input, kind="semantic", video_id=ctx.video_id,
+                                               k=2, min_similarity=0.5))
+        scales = episodic.scales(ctx.memory_folder)
+        for _ in range(self.rounds - 1):
+            try:
+                choice = ctx.complete(prompts.recall_messages(tool_input, scales, _lines(found)),
+                                      response_model=RecallChoice, max_tokens=80).parsed
+            except LLMError as e:
+                log.warning("recall stopped after %d entries: %s", len(found), e)
+                break
+            if choice.enough or not choice.query.strip():
+                break
+            self._add(found, self._retrieve(choice, scales, ctx))
+        if not found:
+            return Observation(text="(nothing in memory matches)", ok=False)
+        hits = list(found.values())
+        self.store.count_replays(hits)
+        return Observation(text="\n".join(_lines(found)),
+                           times=sorted({h["times"][0] for h in hits if h["times"]}),
+                           instance_ids=parse_instance_ids(" ".join(h["text"] for h in hits)))
+
+    def _retrieve(self, choice: RecallChoice, scales: list[str], ctx: ToolContext) -> list[dict]:
+        if choice.memory == "tables":
+            observation = SqlSubTaskTool("Other", *prompts.SUB_TASKS["Other"]).run(choice.query, ctx)
+            return [{"id": f"tables:{choice.query}", "kind": "tables", "text": observation.text,
+                     "times": observation.times[:1], "video_id": ctx.video_id}]
+        if choice.memory == "facts" and self.facts:
+            return self.store.search(choice.query, kind="semantic", video_id=ctx.video_id, k=self.k)
+        scale = choice.scale if choice.scale in scales else None
+        hits = episodic.search(ctx.memory_folder, ctx.embed([choice.query])[0], scale=scale, k=self.k)
+        return [self.store.episode(ctx.video_id, h) for h in hits]
+
+    @staticmethod
+    def _add(found: dict[str, dict], hits: list[dict]) -> None:
+        for hit in hits:
+            found.setdefault(hit["id"], hit)
+
+
+def _lines(found: dict[str, dict]) -> list[str]:
+    lines = []
+    for hit in found.values():
+        if hit["kind"] == "episodic":
+            lines.append(f"[{hit['times'][0]:.0f}-{hit['times'][1]:.0f} s, {hit['scale']}] {hit['text']}")
+        elif hit["kind"] == "semantic":
+            lines.append(f"[fact] {hit['text']}")
+        else:
+            lines.append(f"[tables] {hit['text']}")
+    return lines
 
 
 @dataclass
