@@ -8,7 +8,6 @@ as multiple choice, ingesting its clips into the library first where needed.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -82,13 +81,11 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
 
 
 def read_questions(path: Path) -> list[dict]:
-    """Rows of a NExT-QA-layout CSV: video, qid, type, question, answer, a0..a4."""
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        row["options"] = [row[f"a{i}"] for i in range(5) if row.get(f"a{i}", "") != ""]
-        row["answer"] = int(row["answer"])
-    return rows
+    """Multiple-choice rows of a question file (any layout backend.evaluation reads) as dicts."""
+    from backend.evaluation.questions import read_questions as read
+
+    return [{"video": q.video, "qid": q.qid, "type": q.type, "question": q.question,
+             "options": list(q.options), "answer": q.answer} for q in read(path) if q.options]
 
 
 def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,

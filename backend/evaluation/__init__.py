@@ -1,0 +1,1 @@
+"""Evaluation harness: question files, runs with JSONL results, scoring, ablations, reports."""

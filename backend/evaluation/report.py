@@ -1,0 +1,267 @@
+"""Tables, charts and docs/EVALUATION.md, all computed from a run folder's results.jsonl.
+
+The PNG chart needs kaleido, which drives a Chrome or Chromium it finds on PATH (or at
+BROWSER_PATH); without one the chart is written as HTML only and the summary says why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from backend.errors import InputError, NotFoundError
+from backend.evaluation import scoring
+
+log = logging.getLogger(__name__)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _ci(row: dict) -> str:
+    return f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]" if row["n"] else "-"
+
+
+def accuracy_table(rows: list[dict], first: str = "group") -> str:
+    lines = [f"| {first} | questions | right | accuracy % | 95% CI % | errors |",
+             "|---|---:|---:|---:|---|---:|"]
+    for r in rows:
+        label = r["group"] if r["group"] == r["name"] else f"{r['group']} ({r['name']})"
+        lines.append(f"| {label} | {r['n']} | {r['correct']} | {_pct(r['accuracy'])} | "
+                     f"{_ci(r)} | {r['errors']} |")
+    return "\n".join(lines)
+
+
+def cost_table(cost: dict) -> str:
+    if cost.get("llm_calls") is None:
+        return "(no question finished without an error)"
+    return "\n".join([
+        "| LLM calls | prompt tokens | completion tokens | LLM s | other s | wall s | "
+        "learning: calls / tokens / s | tree nodes | memories replayed |",
+        "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        f"| {cost['llm_calls']} | {cost['prompt_tokens']:.0f} | {cost['completion_tokens']:.0f} | "
+        f"{cost['llm_seconds']} | {cost['other_seconds']} | {cost['seconds']} | "
+        f"{cost['learn_llm_calls']} / "
+        f"{cost['learn_prompt_tokens'] + cost['learn_completion_tokens']:.0f} / "
+        f"{cost['learn_llm_seconds']} | {cost['tree_size']} | {cost['replayed']} |"])
+
+
+def text_summary(summary: dict) -> str:
+    """What the CLI prints after a run."""
+    parts = [accuracy_table(summary["groups"]), "", "Per answer (mean over questions without "
+             "an error):", cost_table(summary["cost_per_answer"])]
+    oe = summary["open_ended"]
+    if oe["n"]:
+        parts.append(f"\nOpen-ended: {oe['exact']}/{oe['n']} exact (normalised), "
+                     f"{oe['contains']}/{oe['n']} containing the answer.")
+    chart = summary.get("chart")
+    if chart:
+        parts.append(f"\nChart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else
+                                                     f" (no PNG: {chart['png_error']})"))
+    return "\n".join(parts)
+
+
+def write_chart(summary: dict, out: Path, title: str | None = None) -> dict:
+    """Accuracy per group with its 95% interval, as chart.html and (where kaleido can) chart.png."""
+    import plotly.graph_objects as go
+
+    rows = [r for r in summary["groups"] if r["n"]]
+    acc = [100 * r["accuracy"] for r in rows]
+    fig = go.Figure(go.Bar(
+        x=[f"{r['name']} ({r['correct']}/{r['n']})" for r in rows], y=acc,
+        error_y={"type": "data", "symmetric": False,
+                 "array": [100 * r["ci_high"] - a for r, a in zip(rows, acc)],
+                 "arrayminus": [a - 100 * r["ci_low"] for r, a in zip(rows, acc)]}))
+    run = summary.get("run", {})
+    fig.update_layout(title=title or f"Accuracy with 95% Wilson intervals: {_run_label(run)}",
+                      yaxis={"title": "accuracy %", "range": [0, 100]}, xaxis={"title": "group"},
+                      template="plotly_white", width=760, height=460)
+    return _save(fig, Path(out) / "chart")
+
+
+def write_ablation_chart(rows: list[dict], out: Path) -> dict:
+    import plotly.graph_objects as go
+
+    alls = [r["all"] for r in rows]
+    acc = [100 * (a["accuracy"] or 0) for a in alls]
+    fig = go.Figure(go.Bar(
+        x=[f"{r['factor']}: {r['setting']} ({a['correct']}/{a['n']})" for r, a in zip(rows, alls)],
+        y=acc,
+        error_y={"type": "data", "symmetric": False,
+                 "array": [100 * a["ci_high"] - v for a, v in zip(alls, acc)],
+                 "arrayminus": [v - 100 * a["ci_low"] for a, v in zip(alls, acc)]}))
+    fig.update_layout(title="Ablation: accuracy (all questions) with 95% Wilson intervals",
+                      yaxis={"title": "accuracy %", "range": [0, 100]}, template="plotly_white",
+                      width=900, height=480)
+    return _save(fig, Path(out) / "ablation")
+
+
+def _save(fig, stem: Path) -> dict:
+    html = stem.with_suffix(".html")
+    fig.write_html(html, include_plotlyjs=True)    # self-contained: opens offline
+    png, error = stem.with_suffix(".png"), None
+    try:
+        fig.write_image(png)
+    except Exception as e:  # kaleido missing, or no Chrome/Chromium to drive
+        png, error = None, (f"{type(e).__name__}: {e}".splitlines()[0] +
+                            " -- install kaleido and Chrome/Chromium (or set BROWSER_PATH) for PNG")
+        log.warning("chart PNG not written: %s", error)
+    return {"html": str(html), "png": str(png) if png else None, "png_error": error}
+
+
+# --- ablation tables -------------------------------------------------------------------------
+
+def ablation_table(rows: list[dict]) -> str:
+    lines = ["| factor | setting | C % | T % | D % | all % [95% CI] | n | errors | calls/answer | "
+             "tokens/answer | s/answer | replayed/answer |",
+             "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        groups = {g["group"]: g for g in r["groups"]}
+        cells = [_pct(groups[g]["accuracy"]) if g in groups else "-" for g in ("C", "T", "D")]
+        a, c = r["all"], r["cost"]
+        tokens = "-" if c["prompt_tokens"] is None else f"{c['prompt_tokens'] + c['completion_tokens']:.0f}"
+        lines.append(f"| {r['factor']} | {r['setting']}{' (default)' if r['default'] else ''} | "
+                     + " | ".join(cells) + f" | {_pct(a['accuracy'])} {_ci(a)} | {a['n']} | "
+                     f"{a['errors']} | {c['llm_calls']} | {tokens} | {c['seconds']} | {c['replayed']} |")
+    return "\n".join(lines)
+
+
+def ablation_rows(folder: Path) -> tuple[list[dict], dict]:
+    """One row per (factor, setting) of an ablation folder, scored from each run's JSONL."""
+    plan = json.loads((Path(folder) / "ablation.json").read_text(encoding="utf-8"))
+    rows, summaries = [], {}
+    for v in plan["variants"]:
+        if v["dir"] not in summaries:
+            summaries[v["dir"]] = load_run(Path(folder) / v["dir"])
+        s = summaries[v["dir"]]
+        rows.append({**v, "groups": s["groups"][:-1], "all": s["groups"][-1],
+                     "cost": s["cost_per_answer"]})
+    return rows, plan
+
+
+# --- docs/EVALUATION.md ----------------------------------------------------------------------
+
+def load_run(folder: Path) -> dict:
+    """A run folder's description and its summary, recomputed from results.jsonl."""
+    from backend.evaluation.runner import RESULTS, load_results
+
+    folder = Path(folder)
+    if not (folder / "run.json").is_file():
+        raise NotFoundError(f"{folder} is not a run folder (no run.json).")
+    records = load_results(folder / RESULTS)
+    if not records:
+        raise InputError(f"{folder} has no results yet.")
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    return {"run": run, "records": records, **scoring.summarize(records)}
+
+
+def _run_label(run: dict) -> str:
+    c = run.get("config", {})
+    return (f"{Path(run.get('questions', '?')).name}, memory {c.get('memory')}, "
+            f"N = {c.get('n_solutions')}, replay {c.get('replay')}")
+
+
+def _notes(folder: Path) -> str:
+    notes = Path(folder) / "notes.md"
+    return notes.read_text(encoding="utf-8").strip() if notes.is_file() else ""
+
+
+def _about(run: dict) -> list[str]:
+    c = run["config"]
+    lines = [f"- command: `{run.get('command') or '(not recorded)'}`",
+             f"- model: {run.get('model')}, {run.get('llm_threads')} LLM threads",
+             f"- machine: {run.get('machine')}",
+             f"- code: commit {run.get('commit') or '?'}, started {run.get('started_at')}",
+             f"- options: memory {c['memory']}, N = {c['n_solutions']}, replay {c['replay']}, "
+             f"seed {c['seed']}" + (f", first {c['limit']} of the seeded order" if c.get("limit")
+                                    else "")]
+    for r in run.get("resumed", []):
+        lines.append(f"- resumed {r['at']}: `{r['command']}`")
+    return lines
+
+
+def _run_section(folder: Path, output: Path) -> str:
+    s = load_run(folder)
+    run, records = s["run"], s["records"]
+    parts = [f"## {_run_label(run)}", "", f"Run folder: `{folder}`.", "", *_about(run), "",
+             "### Accuracy by NExT-QA group", "", accuracy_table(s["groups"]), "",
+             "### Accuracy by question type", "", accuracy_table(s["types"], "type"), "",
+             "### Cost per answer", "", cost_table(s["cost_per_answer"]), "",
+             "### Every question (in the order asked)", "",
+             "| # | question | type | truth | predicted | right | LLM calls | s | replayed | error |",
+             "|---:|---|---|---|---|---|---:|---:|---:|---|"]
+    for r in sorted(records, key=lambda r: r.get("position", 0)):
+        truth = r["truth"] if r["truth"] is not None else r["truth_text"]
+        predicted = r["predicted"] if r["truth"] is not None else (r["predicted_text"] or "")[:60]
+        error = (r["error"] or "")[:80].replace("|", "/")
+        parts.append(f"| {r.get('position', '')} | {r['key']}: {r['question']} | {r['type']} | "
+                     f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | "
+                     f"{r['llm_calls']} | {r['seconds']} | {r['replayed']} | {error} |")
+    if (folder / "chart.png").is_file():
+        parts[4:4] = [f"![accuracy per group]({_relative(folder / 'chart.png', output)})", ""]
+    notes = _notes(folder)
+    return "\n".join(parts + (["", notes] if notes else []))
+
+
+def _ablation_section(folder: Path, output: Path) -> str:
+    rows, plan = ablation_rows(folder)
+    first = load_run(Path(folder) / rows[0]["dir"])["run"]
+    parts = [f"## Ablation on {Path(first['questions']).name}", "", f"Ablation folder: `{folder}`.",
+             "", *[line for line in _about(first) if not line.startswith("- options")],
+             f"- base configuration: memory {plan['base']['memory']}, "
+             f"N = {plan['base']['n_solutions']}, replay {plan['base']['replay']}, "
+             f"seed {plan['base']['seed']}"
+             + (f", first {plan['base']['limit']} questions of the seeded order"
+                if plan['base'].get('limit') else ""), "",
+             "One factor at a time is varied from the base, as in the papers' tables (DigimonGPT "
+             "tables 2 and 3, DoraemonGPT table 3c), not the full cross product; the base row is "
+             "run once and repeated in each block. Each configuration starts with empty memory.",
+             "", ablation_table(rows)]
+    if (folder / "ablation.png").is_file():
+        parts[4:4] = [f"![ablation]({_relative(folder / 'ablation.png', output)})", ""]
+    notes = _notes(folder)
+    return "\n".join(parts + (["", notes] if notes else []))
+
+
+def _relative(path: Path, output: Path) -> str:
+    return os.path.relpath(path.resolve(), output.resolve().parent)
+
+
+INTRO = """# Evaluation
+
+Measured with `python -m backend eval` (see the README's Evaluation section). This file is
+generated from the runs' `results.jsonl` files; re-generate it with
+
+```bash
+{command}
+```
+
+How the figures are made:
+
+- Every question is asked as multiple choice (open-ended files are scored by normalised exact
+  match). A question the agent could not answer, or that raised an error, counts as wrong.
+- Groups follow NExT-QA: causal C = CW + CH, temporal T = TN + TC + TP, descriptive D = DC + DL +
+  DO, and all.
+- The 95% intervals are Wilson score intervals. With the 14 development questions an interval
+  spans about 50 percentage points, so differences between configurations of a few questions
+  are within noise: these tables say what the system does on these clips, not how it ranks on
+  NExT-QA.
+- Each run starts with empty semantic and procedural memory (its own `memory/` folder) and asks
+  the questions in a seeded shuffle (the seed is listed per run), so runs are comparable and later questions can
+  benefit from what earlier ones taught the memory.
+- Cost is the mean per answer over questions without an error: LLM calls, tokens and seconds
+  of the answer, and separately of the learning step that writes memory after it.
+"""
+
+
+def evaluation_markdown(folders: list[Path], command: str, output: Path) -> str:
+    """The whole report; chart images are linked relative to where `output` will be written."""
+    sections = [INTRO.format(command=command).rstrip()]
+    for folder in folders:
+        folder = Path(folder)
+        sections.append(_ablation_section(folder, output) if (folder / "ablation.json").is_file()
+                        else _run_section(folder, output))
+    return "\n\n".join(sections) + "\n"

@@ -1,0 +1,302 @@
+"""One evaluation run: ask every question of a file, one JSON line per question, then a summary.
+
+A run folder holds `run.json` (what was run), `results.jsonl` (one record per question, written
+and flushed as each finishes), `summary.json`, `chart.html`/`chart.png` and `memory/` (the
+run's own semantic and procedural memory, emptied when a run starts so runs are comparable).
+`resume=True` reads the records already there and asks only the rest, in the same seeded
+order, keeping the memory the first part built. A question whose answer raised is recorded
+with its error and counts as wrong; it is not asked again on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from backend.config import Settings
+from backend.errors import InputError
+from backend.evaluation import report
+from backend.evaluation.questions import Question, read_questions, read_video_map, resolve_video
+from backend.evaluation.scoring import group_of, open_ended_match, summarize
+from backend.memory.replay import MemoryOptions
+
+log = logging.getLogger(__name__)
+
+MEMORY_CHOICES = ("off", "semantic", "procedural", "all")
+RESULTS = "results.jsonl"
+
+# ask_fn has the signature of backend.agent.ask.ask and returns an object with as_dict();
+# ingest_fn(path, settings) returns the library's video id. Tests inject fakes.
+AskFn = Callable[..., object]
+IngestFn = Callable[[Path, Settings], str]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    memory: str = "all"              # off | semantic | procedural | all
+    n_solutions: int | None = None   # None: settings.n_solutions
+    replay: str = "dynamic"          # dynamic | fixed:KS,KP
+    seed: int = 0
+    limit: int | None = None
+
+    def options(self) -> MemoryOptions:
+        return memory_options(self.memory, self.replay)
+
+    def slug(self) -> str:
+        replay = self.replay.replace("fixed:", "fixed").replace(",", "-")
+        return f"memory-{self.memory}_n{self.n_solutions or 'default'}_{replay}_seed{self.seed}"
+
+
+def parse_replay(text: str) -> tuple[int, int] | None:
+    """'dynamic' -> None (k from question complexity); 'fixed:KS,KP' -> (KS, KP)."""
+    if text == "dynamic":
+        return None
+    head, _, tail = text.partition(":")
+    parts = tail.split(",")
+    if head == "fixed" and len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+        return int(parts[0]), int(parts[1])
+    raise InputError(f"--replay must be 'dynamic' or 'fixed:KS,KP' (e.g. fixed:3,2), not '{text}'.")
+
+
+def memory_options(memory: str, replay: str = "dynamic") -> MemoryOptions:
+    if memory not in MEMORY_CHOICES:
+        raise InputError(f"--memory must be one of {', '.join(MEMORY_CHOICES)}, not '{memory}'.")
+    fixed = parse_replay(replay)
+    if memory == "off":
+        return MemoryOptions.off()
+    return MemoryOptions(semantic=memory in ("semantic", "all"),
+                         procedural=memory in ("procedural", "all"), learn=True, fixed_k=fixed)
+
+
+def ordered(questions: list[Question], seed: int, limit: int | None = None) -> list[Question]:
+    """A seeded shuffle, then the first `limit`: the same seed gives the same questions in order."""
+    shuffled = list(questions)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled[:limit] if limit is not None else shuffled
+
+
+def load_results(path: Path) -> list[dict]:
+    """Records of a results file; a last line cut short by an interruption is dropped."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if text and not text.endswith("\n"):
+        log.warning("dropping an unfinished last line of %s", path)
+        lines = lines[:-1]
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path} line {number} is not JSON ({e}); fix or remove it.") from e
+    return records
+
+
+def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, config: RunConfig,
+             *, video_map: Path | None = None, resume: bool = False, keep_memory: bool = False,
+             command: str = "", ask_fn: AskFn | None = None, ingest_fn: IngestFn | None = None,
+             progress: Callable[[str], None] = lambda line: None, chart: bool = True) -> dict:
+    """Run (or finish) one evaluation into `out`; returns the summary (also in summary.json)."""
+    out = Path(out)
+    questions = ordered(read_questions(questions_path), config.seed, config.limit)
+    names = read_video_map(video_map) if video_map else None
+    files = {q.video: resolve_video(q.video, Path(videos), names) for q in questions}
+    config = replace(config, n_solutions=config.n_solutions or settings.n_solutions)
+    options = config.options()
+
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / RESULTS
+    done, meta = _prepare(out, _run_meta(questions_path, videos, settings, config, command),
+                          resume, keep_memory)
+    run_settings = replace(settings, memory_dir=str(out / "memory"))
+    ask_fn = ask_fn or _default_ask
+    ingest_fn = ingest_fn or _default_ingest
+
+    video_ids: dict[str, str | Exception] = {}
+    todo = [q for q in questions if q.key not in done]
+    progress(f"{len(questions)} questions, {len(done)} already done, {len(todo)} to ask -> {out}")
+    with open(results_path, "a", encoding="utf-8") as sink:
+        for position, q in enumerate(questions, start=1):
+            if q.key in done:
+                continue
+            if q.video not in video_ids:
+                video_ids[q.video] = _try_ingest(ingest_fn, files[q.video], run_settings)
+            record = _ask_one(ask_fn, q, video_ids[q.video], run_settings, config, options)
+            record["position"] = position
+            sink.write(json.dumps(record, default=str) + "\n")
+            sink.flush()
+            os.fsync(sink.fileno())
+            progress(_progress_line(position, len(questions), record))
+
+    records = load_results(results_path)
+    summary = {"run": meta, **summarize(records)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    if chart:
+        summary["chart"] = report.write_chart(summary, out)
+    return summary
+
+
+def _prepare(out: Path, meta: dict, resume: bool, keep_memory: bool) -> tuple[set[str], dict]:
+    """Check or write run.json and empty the memory on a fresh start.
+
+    Returns the keys already answered and the run's description. On resume the options must
+    match, except --limit, which may grow: the seeded order makes the first N the same.
+    """
+    run_file, results_path = out / "run.json", out / RESULTS
+    if resume and run_file.is_file():
+        before = json.loads(run_file.read_text(encoding="utf-8"))
+        same = {k: v for k, v in meta["config"].items() if k != "limit"}
+        if before.get("questions") != meta["questions"] or \
+                {k: v for k, v in before["config"].items() if k != "limit"} != same:
+            raise InputError(f"--resume: {out} was run on {before.get('questions')} with "
+                             f"{before.get('config')}; resume with the same file and options "
+                             "or give another --out.")
+        before["config"]["limit"] = meta["config"]["limit"]
+        before.setdefault("resumed", []).append({"command": meta["command"],
+                                                 "at": meta["started_at"]})
+        run_file.write_text(json.dumps(before, indent=2), encoding="utf-8")
+        return {r["key"] for r in load_results(results_path)}, before
+    if results_path.is_file() and results_path.stat().st_size:
+        raise InputError(f"{out} already holds results: add --resume to finish that run, "
+                         "or give another --out.")
+    if not keep_memory:
+        shutil.rmtree(out / "memory", ignore_errors=True)
+    run_file.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    return set(), meta
+
+
+def _try_ingest(ingest_fn: IngestFn, path: Path, settings: Settings) -> str | Exception:
+    try:
+        return ingest_fn(path, settings)
+    except Exception as e:  # recorded against each of the video's questions
+        log.warning("ingest of %s failed: %s", path, e)
+        return e
+
+
+def _ask_one(ask_fn: AskFn, q: Question, video_id: str | Exception, settings: Settings,
+             config: RunConfig, options: MemoryOptions) -> dict:
+    record = _blank_record(q)
+    started = time.monotonic()
+    try:
+        if isinstance(video_id, Exception):
+            raise RuntimeError(f"ingest failed: {type(video_id).__name__}: {video_id}")
+        record["video_id"] = video_id
+        answer = ask_fn(video_id, q.question, settings, options=list(q.options or []) or None,
+                        n_solutions=config.n_solutions, memory=options).as_dict()
+    except Exception as e:  # any failure is a result: recorded, counted wrong, never dropped
+        log.warning("question %s failed: %s", q.key, e)
+        record["error"] = f"{type(e).__name__}: {e}"
+        record["seconds"] = round(time.monotonic() - started, 2)
+        return record
+    record["seconds"] = round(time.monotonic() - started, 2)
+    _fill(record, q, answer)
+    return record
+
+
+def _blank_record(q: Question) -> dict:
+    return {"key": q.key, "video": q.video, "qid": q.qid, "type": q.type,
+            "group": group_of(q.type), "question": q.question,
+            "options": list(q.options) if q.options else None, "truth": q.answer,
+            "truth_text": q.answer_text, "video_id": None, "predicted": None,
+            "predicted_text": None, "correct": False, "contains": None, "answered": False,
+            "error": None, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+            "llm_seconds": 0.0, "other_seconds": 0.0, "seconds": 0.0, "learn_llm_calls": 0,
+            "learn_prompt_tokens": 0, "learn_completion_tokens": 0, "learn_llm_seconds": 0.0,
+            "learn_verdict": None, "tree_size": 0, "replayed": 0, "replayed_kinds": {},
+            "k_s": None, "k_p": None, "complexity": None,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _fill(record: dict, q: Question, answer: dict) -> None:
+    usage = answer.get("usage") or {}
+    memory = answer.get("memory") or {}
+    learned = memory.get("learned") or {}
+    learn_usage = learned.get("usage") or {}
+    replayed = memory.get("replayed") or []
+    record.update(predicted_text=answer.get("answer"), answered=bool(answer.get("answered")),
+                  tree_size=len(answer.get("tree") or []), replayed=len(replayed),
+                  replayed_kinds=dict(Counter(r.get("kind") for r in replayed)),
+                  learn_verdict=learned.get("verdict"), k_s=memory.get("k_s"),
+                  k_p=memory.get("k_p"), complexity=memory.get("complexity"))
+    for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds", "other_seconds"):
+        record[key] = usage.get(key, 0)
+    for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds"):
+        record[f"learn_{key}"] = learn_usage.get(key, 0)
+    if q.multiple_choice:
+        record["predicted"] = answer.get("option")
+        record["correct"] = record["predicted"] is not None and record["predicted"] == q.answer
+    else:
+        record["correct"], record["contains"] = open_ended_match(answer.get("answer") or "",
+                                                                 q.answer_text)
+
+
+def _progress_line(position: int, total: int, r: dict) -> str:
+    head = f"[{position}/{total}] {r['key']} ({r['type']})"
+    if r["error"]:
+        return f"{head}: ERROR {r['error'][:200]}"
+    verdict = "right" if r["correct"] else "wrong"
+    shown = r["predicted"] if r["truth"] is not None else repr((r["predicted_text"] or "")[:60])
+    truth = r["truth"] if r["truth"] is not None else repr(r["truth_text"])
+    return (f"{head}: {verdict}, predicted {shown}, truth {truth}; {r['llm_calls']} calls, "
+            f"{r['prompt_tokens'] + r['completion_tokens']} tokens, {r['seconds']} s, "
+            f"{r['replayed']} replayed")
+
+
+def _default_ask(*args, **kwargs):
+    from backend.agent.ask import ask
+    return ask(*args, **kwargs)
+
+
+def _default_ingest(path: Path, settings: Settings) -> str:
+    from backend.ingest import ingest
+    return ingest(path, settings).video_id
+
+
+def _run_meta(questions_path: Path, videos: Path, settings: Settings, config: RunConfig,
+              command: str) -> dict:
+    if settings.llm_base_url:
+        model = f"{settings.llm_model or 'default'} at {settings.llm_base_url}"
+    elif settings.llm_gguf:
+        model = f"{Path(settings.llm_gguf).name} (embedded llama.cpp)"
+    else:
+        model = f"Qwen2.5-Coder-{settings.llm_size.upper()}-Instruct Q4_K_M (embedded llama.cpp)"
+    return {"questions": str(Path(questions_path).resolve()), "videos": str(Path(videos).resolve()),
+            "config": asdict(config), "memory_options": asdict(config.options()),
+            "model": model, "llm_threads": settings.llm_threads, "machine": _machine(),
+            "commit": _commit(), "command": command,
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPU cores ({cpu}), {platform.system()}, Python {sys.version.split()[0]}"
+
+
+def _commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).resolve().parents[2], timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
