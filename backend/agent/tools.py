@@ -254,9 +254,8 @@ class RecallTool:
                      "times": observation.times[:1], "video_id": ctx.video_id}]
         if choice.memory == "facts" and self.facts:
             return self.store.search(choice.query, kind="semantic", video_id=ctx.video_id, k=self.k)
-        scale = choice.scale if choice.scale in scales else None
-        hits = episodic.search(ctx.memory_folder, ctx.embed([choice.query])[0], scale=scale, k=self.k)
-        return [self.store.episode(ctx.video_id, h) for h in hits]
+        return self.store.search(choice.query, kind="episodic", video_id=ctx.video_id, k=self.k,
+                                 scale=choice.scale if choice.scale in scales else None)
 
     @staticmethod
     def _add(found: dict[str, dict], hits: list[dict]) -> None:

@@ -180,15 +180,17 @@ class MemoryStore:
 
     def search(self, text: str | None = None, kind: str | None = None, video_id: str | None = None,
                k: int = 10, min_similarity: float | None = None,
-               vector: np.ndarray | None = None) -> list[dict]:
-        """Entries whose question is most similar to `text` (or `vector`), best first."""
+               vector: np.ndarray | None = None, scale: str | None = None) -> list[dict]:
+        """Entries whose question is most similar to `text` (or `vector`), best first.
+
+        scale: for episodic memory, search one temporal scale only."""
         if vector is None:
             vector = self.embed([text])[0]
         kinds = [kind] if kind else ["semantic", "procedural", "pattern"]
         hits = []
         for name in kinds:
             if name == "episodic":
-                hits += self._episodic_hits(vector, video_id, k)
+                hits += self._episodic_hits(vector, video_id, k, scale)
                 continue
             table = self._table(name)
             if table is None:
@@ -259,7 +261,14 @@ class MemoryStore:
     def _with_counts(self, entries: list[dict]) -> list[dict]:
         if not entries:
             return entries
-        counts = {r["id"]: r["replays"] for r in self.replay_counts()}
+        # Only these entries' counts: this runs on every search, the table grows with every replay.
+        ids = [e["id"] for e in entries]
+        db = self._replays()
+        try:
+            counts = {r["id"]: r["replays"] for r in db.query(
+                f"SELECT id, replays FROM replays WHERE id IN ({', '.join('?' * len(ids))})", ids)}
+        finally:
+            db.close()
         for e in entries:
             e["replays"] = counts.get(e["id"], 0)
         return entries
@@ -274,16 +283,18 @@ class MemoryStore:
     def _episodic_rows(self, video_id: str) -> list[dict]:
         folder = Library(self.settings.home).get(video_id).folder
         rows = episodic.rows(folder)
-        return [self.episode(video_id, r) for r in rows]
+        return [self._episode(video_id, r) for r in rows]
 
-    def _episodic_hits(self, vector: np.ndarray, video_id: str | None, k: int) -> list[dict]:
+    def _episodic_hits(self, vector: np.ndarray, video_id: str | None, k: int,
+                       scale: str | None) -> list[dict]:
         if not video_id:
             raise InputError("Searching episodic memory needs a video id (--video).")
         folder = Library(self.settings.home).get(video_id).folder
-        return [self.episode(video_id, h) for h in episodic.search(folder, vector, k=k)]
+        return [self._episode(video_id, h)
+                for h in episodic.search(folder, vector, scale=scale, k=k)]
 
     @staticmethod
-    def episode(video_id: str, row: dict) -> dict:
+    def _episode(video_id: str, row: dict) -> dict:
         entry = {"id": episodic_id(video_id, row["scale"], row["t_start"]), "kind": "episodic",
                  "video_id": video_id, "question": "", "text": row["text"], "answer": "",
                  "task_type": "", "times": [row["t_start"], row["t_end"]], "scale": row["scale"],
