@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup browser run test bench clean
 
 $(STAMP): requirements.txt requirements-nodeps.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,14 @@ setup: $(STAMP)
 run: setup
 	$(PY) -m app
 
-test: setup
+# The browser test drives Debian's Chromium (Playwright cannot download a browser here).
+# Installed with apt when missing: directly as root, through sudo otherwise.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver; }
+
+test: setup browser
 	$(PY) -m pytest -ra
 
 bench: setup

@@ -1,8 +1,7 @@
-"""Turn library data into what the page shows: tables, markdown and annotated frames."""
+"""Turn library data into what the page shows: cards, tables and markdown."""
 
 from __future__ import annotations
 
-from backend import frames
 from backend.library import Library, VideoEntry
 from backend.sql_runner import run_query
 
@@ -17,8 +16,33 @@ SUMMARY_QUERIES = {
 }
 
 
+def clock(t: float) -> str:
+    """0:03.2, 12:05.0 or 1:02:03.5: video times as people read them."""
+    minutes, seconds = divmod(max(0.0, float(t)), 60)
+    hours, minutes = divmod(int(minutes), 60)
+    return f"{hours}:{minutes:02d}:{seconds:04.1f}" if hours else f"{minutes}:{seconds:04.1f}"
+
+
+def newest_first(library: Library) -> list[VideoEntry]:
+    return sorted(library.list(), key=lambda e: e.ingested_at, reverse=True)
+
+
 def library_choices(library: Library) -> list[tuple[str, str]]:
-    return [(f"{e.name} ({e.duration:.0f} s)", e.video_id) for e in library.list()]
+    return [(f"{e.name} ({clock(e.duration)})", e.video_id) for e in newest_first(library)]
+
+
+def library_rows(entries: list[VideoEntry]) -> list[list[str]]:
+    """Library list rows: thumbnail, then name, duration and status as markdown."""
+    return [[str(e.folder / "thumb.jpg"), f"**{e.name}**\n\n{clock(e.duration)} · ready"]
+            for e in entries]
+
+
+def library_note(library: Library) -> str:
+    entries = library.list()
+    if not entries:
+        return "The library is empty: upload a video below to start."
+    total = sum(e.duration for e in entries)
+    return f"{len(entries)} video{'s' if len(entries) != 1 else ''} · {clock(total)} in total"
 
 
 def _table(entry: VideoEntry, sql: str) -> dict:
@@ -40,8 +64,5 @@ def summary(entry: VideoEntry) -> dict:
         f"**{tables['ocr']}** text reads\n\n"
         f"Models: " + ", ".join(f"{k}: {v}" for k, v in info["models"].items() if v)
     )
-    gallery = [(frames.annotated_frame(entry, f), f"frame {f}")
-               for f in frames.key_frames(entry)]
     return {"facts": facts, "instances": people, "speech": _table(entry, SUMMARY_QUERIES["speech"]),
-            "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "gallery": gallery,
-            "video": str(entry.playable)}
+            "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "video": str(entry.playable)}

@@ -10,14 +10,13 @@ import csv
 import json
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from backend.cli import main
 from backend.errors import InputError, NotFoundError
-from backend.evaluation import ablation, report, scoring
+from backend.evaluation import ablation, scoring
 from backend.evaluation.questions import read_questions, read_video_map, resolve_video
 from backend.evaluation.runner import RunConfig, load_results, memory_options, run_eval
 from backend.memory.replay import MemoryOptions

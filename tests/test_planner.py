@@ -175,6 +175,11 @@ def test_multi_digit_instance_ids_stay_whole():
     assert parse_instance_ids("instances 10, 11 and 112 are visible") == [10, 11, 112]
     times, ids = evidence_from_rows([{"instance_id": 12, "t": 1.5}, {"instance_ids": "[3, 14]"}])
     assert ids == [12, 3, 14] and times == [1.5]
+    assert parse_instance_ids("Person 6 first appears at 1.20 s; people 2 and 4 leave") == [6, 2, 4]
+    assert parse_instance_ids("5 people are visible at 3 seconds") == []
+    first = [{"id": 6, "first_seen": 1.2}]
+    assert evidence_from_rows(first, "SELECT id, first_seen FROM instances ORDER BY first_seen") == ([1.2], [6])
+    assert evidence_from_rows([{"id": 9, "t_start": 2.0}], "SELECT id, t_start FROM timeline") == ([2.0], [])
 
 
 NUMBERS = ["two", "three", "four"]
@@ -207,3 +212,24 @@ def test_sql_filters_on_guessed_values_are_caught():
                             "when does the EXIT sign appear?") == []
     assert guessed_literals("SELECT COUNT(*) FROM instances WHERE category = 'person'",
                             "how many people?") == []
+    # A prefix pattern is a guess too, though "speaker" and "says" start with it.
+    assert guessed_literals("SELECT word FROM speech_words WHERE word LIKE 's%'",
+                            "what word does the speaker say at 40 seconds") == ["s%"]
+
+
+@pytest.mark.parametrize("sql, cut", [
+    ("SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 38 AND 42 AND word LIKE 's%' "
+     "ORDER BY t_start", "SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 38 AND 42 "
+                         "ORDER BY t_start"),
+    ("SELECT word FROM speech_words WHERE word = 'hello' AND t_start > 38",
+     "SELECT word FROM speech_words WHERE t_start > 38"),
+    ("SELECT t, word FROM speech_words WHERE word LIKE '%hi%' ORDER BY t",
+     "SELECT t, word FROM speech_words ORDER BY t"),
+    # Inside OR or a subquery the cut would change the meaning: left for the LLM retry.
+    ("SELECT word FROM speech_words WHERE (word = 'hi' OR t > 3)",
+     "SELECT word FROM speech_words WHERE (word = 'hi' OR t > 3)"),
+])
+def test_guessed_conditions_are_cut_without_an_llm_call(sql, cut):
+    from backend.agent.tools import drop_conditions, guessed_literals
+    question = "what word does the speaker say at 40 seconds"
+    assert drop_conditions(sql, guessed_literals(sql, question)) == cut

@@ -61,7 +61,8 @@ word, name or text to match. Reply as JSON: {{"sql": "SELECT ..."}}."""
 
 _ANSWER_SYSTEM = """You answer a question about a video from the rows a database query returned.
 Reply as JSON {"answer": ...}: one short sentence that quotes the values in the rows (numbers,
-words, text, times). If the rows do not answer the question, say what they do show."""
+words, text, times) exactly as written there, never reformatted. If the rows do not answer the
+question, say what they do show."""
 
 _PLANNER_SYSTEM = """You answer questions about a video by calling tools, one step at a time.
 Each step is JSON: {{"thought": a few words, "action": a tool name or "Answer", "action_input": ...}}.
@@ -108,8 +109,8 @@ def sql_guessed(literals: list[str]) -> str:
 
 
 def sql_no_rows() -> str:
-    return ("That query returned no rows. Loosen it: a time range instead of an exact time "
-            "(e.g. t_start BETWEEN 38 AND 42), LIKE instead of =, or fewer conditions.")
+    return ("That query returned no rows. Loosen it: a range of a few seconds around a time the "
+            "question gives instead of an exact time, LIKE instead of =, or fewer conditions.")
 
 
 def sub_answer_messages(question: str, sql: str, table: str) -> list[dict]:

@@ -78,26 +78,30 @@ class Tool(Protocol):
 
 
 def parse_instance_ids(text: str) -> list[int]:
-    """Instance ids named in text ('#12', 'instance 12', 'ids 3, 12'): whole numbers, in order.
+    """Instance ids named in text ('#12', 'person 6', 'ids 3, 12'): whole numbers, in order.
 
     The public DoraemonGPT code iterated over the characters of an id string, so '12' became
     ids 1 and 2; here ids are always read as whole numbers.
     """
     ids = []
-    for match in re.finditer(r"(?:#|\binstances?\s+|\bids?\s+)((?:\d+\s*(?:,|and)?\s*)+)", text, re.I):
+    for match in re.finditer(r"(?:#|\b(?:instances?|ids?|persons?|people|objects?)\s+)((?:\d+\s*(?:,|and)?\s*)+)", text, re.I):
         ids += [int(n) for n in re.findall(r"\d+", match.group(1))]
     return list(dict.fromkeys(ids))
 
 
-def evidence_from_rows(rows: list[dict]) -> tuple[list[float], list[int]]:
-    """Times and instance ids found in result rows, by column name."""
+def evidence_from_rows(rows: list[dict], sql: str = "") -> tuple[list[float], list[int]]:
+    """Times and instance ids found in result rows, by column name.
+
+    `id` is an instance id only in a query over the instances table alone.
+    """
     times, ids = [], []
+    id_is_instance = bool(re.search(r"\bFROM\s+instances\b", sql, re.I)) and " join " not in sql.lower()
     for row in rows:
         for column, value in row.items():
             name = column.lower()
             if name in _TIME_COLUMNS and isinstance(value, (int, float)):
                 times.append(round(float(value), 2))
-            elif name == "instance_id" and isinstance(value, int):
+            elif (name == "instance_id" or (id_is_instance and name == "id")) and isinstance(value, int):
                 ids.append(value)
             elif name == "instance_ids" and isinstance(value, str) and value.startswith("["):
                 ids += [int(v) for v in json.loads(value)]
@@ -115,11 +119,34 @@ def guessed_literals(sql: str, question: str) -> list[str]:
     """
     asked = question.lower()
     guessed = []
-    for literal in re.findall(r"'((?:[^']|'')*)'", sql):
+    for literal in string_literals(sql):
         core = literal.replace("''", "'").strip("%_ ").lower()
-        if core and core not in asked and core not in _KNOWN_VALUES:
+        # Whole words only: `LIKE 's%'` is a guess even though "speaker" starts with s.
+        mentioned = re.search(rf"(?<!\w){re.escape(core)}(?!\w)", asked)
+        if core and not mentioned and core not in _KNOWN_VALUES:
             guessed.append(literal)
     return guessed
+
+
+def drop_conditions(sql: str, literals: list[str]) -> str:
+    """The query without its `column LIKE/= 'literal'` conditions, where they can be cut cleanly.
+
+    A 1.5B model asked to remove a filter often writes the same query again; cutting it here
+    costs no LLM call. Conditions inside OR or a subquery are left alone.
+    """
+    for literal in literals:
+        condition = rf"[\w.]+\s+(?:NOT\s+)?(?:LIKE|=|GLOB)\s+'{re.escape(literal)}'"
+        for pattern in (rf"\s+AND\s+{condition}", rf"{condition}\s+AND\s+",
+                        rf"\s+WHERE\s+{condition}(?=\s+(?:GROUP|ORDER|LIMIT)\b|\s*;?\s*$)"):
+            cut = re.sub(pattern, "", sql, count=1, flags=re.IGNORECASE)
+            if cut != sql:
+                sql = cut
+                break
+    return sql
+
+
+def string_literals(sql: str) -> list[str]:
+    return re.findall(r"'((?:[^']|'')*)'", sql)
 
 
 def format_rows(columns: list[str], rows: list[tuple], truncated: bool) -> str:
@@ -154,11 +181,16 @@ class SqlSubTaskTool:
         messages = prompts.sql_messages(self.name, self.description, self.examples, tool_input)
         try:
             query = self._ask(ctx, messages, SqlQuery)
+            query.sql = drop_conditions(query.sql, guessed_literals(query.sql, tool_input))
             try:
                 guessed = guessed_literals(query.sql, tool_input)
                 if guessed:
                     raise QueryError(prompts.sql_guessed(guessed))
                 result = self._query(ctx, query.sql)
+                if not result.rows and (loose := drop_conditions(query.sql, string_literals(query.sql))) != query.sql:
+                    # A word from the question rarely matches the data as written ("date" in
+                    # OCR text): show what is there rather than nothing.
+                    query.sql, result = loose, self._query(ctx, loose)
                 retry = None if result.rows else prompts.sql_no_rows()
             except QueryError as first_error:
                 retry = prompts.sql_retry(str(first_error))
@@ -168,6 +200,7 @@ class SqlSubTaskTool:
                 messages += [{"role": "assistant", "content": query.model_dump_json()},
                              {"role": "user", "content": retry}]
                 query = self._ask(ctx, messages, SqlQuery)
+                query.sql = drop_conditions(query.sql, guessed_literals(query.sql, tool_input))
                 result = self._query(ctx, query.sql)
             if not result.rows:
                 return Observation(text=f"No rows matched (SQL: {query.sql}).", sql=query.sql)
@@ -179,7 +212,7 @@ class SqlSubTaskTool:
         except LLMError as e:
             return Observation(text=f"LLM error: {e}", ok=False)
         rows = result.as_dicts()
-        times, ids = evidence_from_rows(rows)
+        times, ids = evidence_from_rows(rows, query.sql)
         ids = list(dict.fromkeys(ids + parse_instance_ids(answer.answer)))
         # The planner sees the first rows too, so a weak sub-answer cannot hide the data.
         preview = format_rows(result.columns, result.rows[:_ROWS_IN_OBSERVATION], False)

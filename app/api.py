@@ -1,0 +1,83 @@
+"""What the page and the `ingest` / `ask` API endpoints do, without any widgets."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from backend.agent.ask import ask
+from backend.config import Settings
+from backend.errors import InputError
+from backend.ingest import STAGES, IngestResult, check_upload, ingest
+from backend.library import Library
+from backend.memory.store import MemoryStore
+
+_STORES: dict[Path, MemoryStore] = {}
+_STORES_GUARD = threading.Lock()
+
+# report(text, fraction or None) reports ingest progress to whoever shows it.
+StageReport = Callable[[str, float | None], None]
+
+
+def ingest_upload(file_path: str | None, settings: Settings,
+                  report: StageReport | None = None) -> IngestResult:
+    """Check the upload (type, size) before anything is written, then ingest it."""
+    if not file_path:
+        raise InputError("Choose a video file first.")
+    check_upload(Path(file_path), settings.max_upload_mb * 2**20)
+    order = list(STAGES)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if report:
+            step = order.index(stage) + 1
+            report(f"{step}/{len(order)} {STAGES[stage]}", done / total if total else None)
+
+    return ingest(Path(file_path), settings, progress=progress)
+
+
+def parse_options(text: str | None) -> list[str] | None:
+    """Multiple-choice options, one per line or separated by '|'; None for an open question."""
+    if not text or not text.strip():
+        return None
+    options = [o.strip() for o in re.split(r"[\n|]", text) if o.strip()]
+    if len(options) < 2:
+        raise InputError("Give at least two options (one per line), or leave the box empty "
+                         "for an open question.")
+    return options
+
+
+def check_question(video_id: str | None, question: str | None) -> None:
+    if not video_id:
+        raise InputError("Pick a video from the library (or upload one) before asking.")
+    if not question or not question.strip():
+        raise InputError("Type a question first.")
+
+
+def answer_question(video_id: str | None, question: str | None, options_text: str | None,
+                    settings: Settings, *, history: list[tuple[str, str]] | None = None,
+                    on_step=None) -> dict:
+    """One answer as the dict `Answer.as_dict()` gives; LLM faults read 'could not answer: ...'."""
+    check_question(video_id, question)
+    answer = ask(video_id, question.strip(), settings, options=parse_options(options_text),
+                 history=history or None, on_step=on_step)
+    return answer.as_dict()
+
+
+def memory_store(settings: Settings) -> MemoryStore:
+    """One store per memory folder for the whole server (per-session settings share it)."""
+    with _STORES_GUARD:
+        key = settings.memory_path.resolve()
+        if key not in _STORES:
+            _STORES[key] = MemoryStore(settings)
+        return _STORES[key]
+
+
+def delete_video(video_id: str, settings: Settings) -> str:
+    """Remove the video's folder and its semantic memories; procedural memory stays."""
+    library = Library(settings.home)
+    name = library.get(video_id).name
+    library.delete(video_id)
+    forgotten = memory_store(settings).forget_video(video_id)
+    return f"Deleted **{name}** and {forgotten} of its memories (learned workflows stay)."

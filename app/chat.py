@@ -1,0 +1,152 @@
+"""The conversation: streaming planner progress into the chat, answers with evidence-time chips.
+
+A session's chat is two values: the Chatbot's messages and `turns`, one dict per answered
+question ({question, options, answer, first, last}, where first..last are the message indices
+it occupies), so selecting any message finds its answer and `history` can be rebuilt.
+"""
+
+from __future__ import annotations
+
+import html
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+from app.api import answer_question, check_question, parse_options
+from app.errors import readable
+from app.views import clock
+from backend.config import Settings
+
+MAX_CHIPS = 12
+_POLL_SECONDS = 0.25
+
+
+def chips_html(times: list[float]) -> str:
+    """Evidence times as buttons; static/app.js seeks the player when one is clicked."""
+    shown = sorted({round(float(t), 1) for t in times})
+    chips = "".join(f'<button class="mr-chip" data-t="{t:.1f}" title="Play from {clock(t)}">'
+                    f"▶ {clock(t)}</button>" for t in shown[:MAX_CHIPS])
+    more = f'<span class="mr-more">+{len(shown) - MAX_CHIPS} more</span>' if len(shown) > MAX_CHIPS else ""
+    return f'<span class="mr-chips">{chips}{more}</span>' if chips else ""
+
+
+def history_of(turns: list[dict]) -> list[tuple[str, str]]:
+    return [(t["question"], t["answer"]["answer"]) for t in turns]
+
+
+def turn_at(turns: list[dict], message_index: int) -> int | None:
+    """The turn that message `message_index` belongs to (question, planner steps or answer)."""
+    for i, t in enumerate(turns):
+        if t["first"] <= message_index <= t["last"]:
+            return i
+    return None
+
+
+def question_message(question: str, options: list[str] | None) -> dict:
+    text = html.escape(question)
+    if options:
+        text += "\n\n" + "\n".join(f"{chr(65 + i)}. {html.escape(o)}" for i, o in enumerate(options))
+    return {"role": "user", "content": text}
+
+
+def answer_message(answer: dict) -> dict:
+    options = answer.get("options") or []
+    if not answer.get("answered"):
+        body = f'<span class="mr-warn">⚠ {html.escape(answer["answer"])}</span>'
+    elif answer.get("option") is not None and options:
+        i = answer["option"]
+        body = f"**{chr(65 + i)}. {html.escape(options[i])}**"
+        if answer["answer"].strip().lower() != options[i].strip().lower():
+            body += f"\n\n{html.escape(answer['answer'])}"
+    else:
+        body = html.escape(answer["answer"])
+    parts = [body]
+    if answer.get("times"):
+        parts.append("Evidence at " + chips_html(answer["times"]))
+    usage = answer.get("usage") or {}
+    memory = answer.get("memory") or {}
+    meta = [f"{usage.get('llm_calls', 0)} LLM calls",
+            f"{usage.get('llm_seconds', 0) + usage.get('other_seconds', 0):.0f} s"]
+    if memory.get("enabled"):
+        meta.append(f"{len(memory.get('replayed') or [])} memories replayed")
+    parts.append(f'<span class="mr-meta">{" · ".join(meta)}</span>')
+    return {"role": "assistant", "content": "\n\n".join(parts)}
+
+
+def step_line(node) -> str:
+    """One planner step for the live progress view."""
+    if node.failure:
+        return f"✗ step {node.id}: failed: {node.failure}"
+    if node.answer is not None:
+        return f"✓ step {node.id}: answer: {node.answer}"
+    line = f"• step {node.id} (depth {node.depth}) **{node.action or 'thinking'}**"
+    if node.action_input:
+        line += f": `{_cut(node.action_input, 160)}`"
+    if node.observation:
+        line += f"\n  → {_cut(node.observation, 200)}"
+    return line
+
+
+def _cut(text: str, n: int) -> str:
+    text = " ".join(str(text).split()).replace("`", "'")
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _planning(lines: list[str], current: str, started: float, done: bool) -> dict:
+    """The collapsible 'thought' message that shows the planner's steps as they happen."""
+    if done:
+        metadata = {"title": f"Planner: {len(lines)} steps", "status": "done",
+                    "duration": round(time.monotonic() - started, 1)}
+    else:
+        metadata = {"title": f"Working: {current}", "status": "pending"}
+    return {"role": "assistant", "content": "\n".join(lines) or "…", "metadata": metadata}
+
+
+def _current(node) -> str:
+    if node.failure or node.answer is not None:
+        return f"step {node.id} done, trying another path" if node.failure else "writing the answer"
+    return f"step {node.id}, {node.action}"
+
+
+def converse(video_id: str | None, question: str, options_text: str, messages: list[dict],
+             turns: list[dict], settings: Settings) -> Iterator[tuple[list[dict], list[dict], int | None]]:
+    """Ask in a worker thread and yield (messages, turns, selected turn) after every planner step."""
+    check_question(video_id, question)  # bad input fails before anything is shown
+    options = parse_options(options_text)
+    messages = [*messages, question_message(question.strip(), options)]
+    steps: queue.Queue = queue.Queue()
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            result["answer"] = answer_question(video_id, question, options_text, settings,
+                                               history=history_of(turns), on_step=steps.put)
+        except Exception as e:  # handed to the generator, which raises it readably
+            result["error"] = e
+
+    started = time.monotonic()
+    lines: list[str] = []
+    current = "reading the question and recalling memories"
+    worker = threading.Thread(target=work, name="memoryreel-ask", daemon=True)
+    worker.start()
+    yield [*messages, _planning(lines, current, started, False)], turns, None
+    while worker.is_alive() or not steps.empty():
+        try:
+            node = steps.get(timeout=_POLL_SECONDS)
+        except queue.Empty:
+            continue
+        lines.append(step_line(node))
+        current = _current(node)
+        yield [*messages, _planning(lines, current, started, False)], turns, None
+    if "error" in result:
+        error = readable(result["error"])
+        yield [*messages, {"role": "assistant",
+                           "content": f'<span class="mr-warn">⚠ {html.escape(error.message)}</span>'}], turns, None
+        raise error
+    answer = result["answer"]
+    first = len(messages) - 1
+    messages = [*messages, _planning(lines, current, started, True), answer_message(answer)]
+    turns = [*turns, {"question": question.strip(), "options": options, "answer": answer,
+                      "first": first, "last": len(messages) - 1}]
+    yield messages, turns, len(turns) - 1

@@ -1,0 +1,157 @@
+"""The web app's API without a browser: gradio_client calls `ingest` and `ask` on a live server.
+
+The server runs in a background thread on a free port with a temporary library, exactly as
+`python -m app` configures it. Answers use the embedded Qwen2.5-Coder 0.5B (about twice as fast
+as the default 1.5B); these tests check the app's plumbing, tests/test_agent.py the answers.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import replace
+
+import pytest
+from gradio_client import Client, handle_file
+from gradio_client.exceptions import AppError, AuthenticationError
+
+from app import session
+from app.api import answer_question, memory_store
+from app.ui import launch
+from tests.conftest import clip, settings_for
+
+CLIP = "mot15_TUD-Campus.mp4"
+OPTIONS = ["2", "3", "4", "5", "6"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def closed_endpoint() -> str:
+    """An OpenAI base URL where nothing listens: the LLM is down."""
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    settings = settings_for(tmp_path_factory.mktemp("app-library"), llm_size="0.5b")
+    port = free_port()
+    demo = launch(settings, port=port, prevent_thread_lock=True)
+    yield settings, f"http://127.0.0.1:{port}/", demo
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return Client(server[1], verbose=False)
+
+
+def _library_ids(settings) -> list[str]:
+    videos = settings.home / "videos"
+    return sorted(p.name for p in videos.iterdir()) if videos.is_dir() else []
+
+
+def test_binds_localhost_without_a_share_link(server):
+    _, url, demo = server
+    assert demo.server_name == "127.0.0.1"
+    assert demo.share_url is None
+    assert url.startswith("http://127.0.0.1:")
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("notes.txt", b"not a video", r"not a supported video type"),
+    ("empty.mp4", b"", r"is empty"),
+    ("fake.mp4", b"hello, this is text pretending to be a video" * 50, r"not a video|cannot|no video"),
+])
+def test_bad_upload_is_a_readable_error_and_writes_nothing(server, client, tmp_path, name, content,
+                                                           expected):
+    settings = server[0]
+    before = _library_ids(settings)
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(AppError) as error:
+        client.predict(handle_file(str(path)), api_name="/ingest")
+    message = str(error.value)
+    assert re.search(expected, message, re.IGNORECASE), message
+    assert "Traceback" not in message and 'File "' not in message
+    assert _library_ids(settings) == before
+
+
+def test_ingest_then_ask_through_gradio_client(server, client):
+    settings = server[0]
+    result = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")
+    assert re.fullmatch(r"[0-9a-f]{16}", result["video_id"])
+    assert result["name"] == CLIP and result["counts"]["instances"] >= 3
+    assert result["video_id"] in _library_ids(settings)
+
+    question = "how many people are in the first frame"
+    answer = client.predict(result["video_id"], question, "\n".join(OPTIONS), api_name="/ask")
+    assert answer["video_id"] == result["video_id"] and answer["question"] == question
+    assert answer["options"] == OPTIONS
+    assert answer["answered"], answer["answer"]
+    assert answer["answer"] == OPTIONS[answer["option"]]
+    assert len(answer["tree"]) >= 2 and answer["chosen_leaves"]
+    assert answer["evidence"] and all(e["tool"] for e in answer["evidence"])
+    assert answer["usage"]["llm_calls"] >= 2
+    assert answer["memory"]["enabled"] and 1 <= answer["memory"]["k_s"] <= 5
+
+    again = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")
+    assert again["cached"] and again["video_id"] == result["video_id"]
+
+
+def test_parallel_questions_share_the_server_without_lock_errors(server, client):
+    """Two people asking at once: both answers come back, and both are learned from."""
+    settings = server[0]
+    video_id = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")["video_id"]
+    questions = ["how many people are in the last frame", "when does the first person appear"]
+    jobs = [client.submit(video_id, q, "", api_name="/ask") for q in questions]
+    answers = [job.result(timeout=900) for job in jobs]
+    assert [a["question"] for a in answers] == questions
+    for a in answers:
+        assert a["usage"]["llm_calls"] >= 2, a["answer"]
+        # The 0.5B model may fail a question on its own; neither may fail on a locked database.
+        said = " ".join([a["answer"]] + [f"{n.get('observation')} {n.get('failure')}" for n in a["tree"]])
+        assert "locked" not in said.lower() and "busy" not in said.lower(), said
+        assert a["memory"]["enabled"] and "learned" in a["memory"], a["memory"]
+    # Whatever either answer learned was written, and reads back, from the one shared store.
+    store = memory_store(settings)
+    written = [a["memory"]["learned"].get(key) for a in answers for key in ("entry_id", "workflow_id")]
+    for entry_id in filter(None, written):
+        assert store.get(entry_id)["id"] == entry_id
+
+
+def test_ask_refuses_unknown_video_and_empty_question(client):
+    with pytest.raises(AppError, match="No video with id 'feedfacefeedface'"):
+        client.predict("feedfacefeedface", "what happens", "", api_name="/ask")
+    with pytest.raises(AppError, match="Type a question"):
+        client.predict("feedfacefeedface", "   ", "", api_name="/ask")
+    with pytest.raises(AppError, match="at least two options"):
+        client.predict("feedfacefeedface", "what happens", "only one", api_name="/ask")
+
+
+def test_llm_down_reads_as_a_message(server, client):
+    settings = server[0]
+    down = replace(settings, llm_base_url=closed_endpoint(), llm_model="nobody")
+    video_id = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")["video_id"]
+    answer = answer_question(video_id, "how many people are there", "", down)
+    assert not answer["answered"]
+    assert answer["answer"].startswith("could not answer") and "cannot reach" in answer["answer"]
+    report = session.check_connection(down)
+    assert report.startswith("✗") and "cannot reach" in report
+
+
+def test_login_is_required_when_auth_is_set(server):
+    settings = replace(server[0], auth="ada:lovelace")
+    port = free_port()
+    demo = launch(settings, port=port, prevent_thread_lock=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        with pytest.raises(AuthenticationError, match="credentials were not provided"):
+            Client(url, verbose=False)
+        assert Client(url, auth=("ada", "lovelace"), verbose=False).view_api(
+            print_info=False, return_format="dict")["named_endpoints"].keys() >= {"/ingest", "/ask"}
+    finally:
+        demo.close()

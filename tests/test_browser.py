@@ -1,0 +1,162 @@
+"""The web app in a real browser: Debian's Chromium, headless, driven by Playwright.
+
+Upload a clip, wait for ingest, ask a question and a reworded follow-up, check the answers and
+the four per-answer panels, pick the first answer again in the chat and see its panels come
+back, click an evidence chip and see the player seek. A screenshot of the page is saved to test-artifacts/app.png.
+Answers use the embedded Qwen2.5-Coder 0.5B (about twice as fast as the default 1.5B).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from app.ui import launch
+from tests.conftest import REPO, clip, settings_for
+from tests.test_app import free_port
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = REPO / "test-artifacts"
+CLIP = "mot15_TUD-Campus.mp4"
+INGEST_MS = 240_000
+ANSWER_MS = 480_000  # generous: two cores shared with other work make answers slow
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does this)")
+    settings = settings_for(tmp_path_factory.mktemp("browser-library"), llm_size="0.5b")
+    port = free_port()
+    demo = launch(settings, port=port, prevent_thread_lock=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(f"http://127.0.0.1:{port}/")
+        yield page
+        browser.close()
+    demo.close()
+
+
+def _ask(page: Page, question: str, options: list[str], answers_before: int) -> str:
+    page.locator("#question textarea").fill(question)
+    page.locator("#options textarea").fill("\n".join(options))
+    page.locator("#ask").click()
+    bot = page.locator("#chat .message.bot, #chat [data-testid='bot']")
+    # Live progress: the planner's steps appear before the answer does.
+    expect(page.locator("#chat").get_by_text(re.compile(r"Working|Planner: \d+ steps")).first) \
+        .to_be_visible(timeout=60_000)
+    answer = page.locator("#chat").get_by_text(re.compile(r"LLM calls")).nth(answers_before)
+    expect(answer).to_be_visible(timeout=ANSWER_MS)
+    return bot.last.inner_text()
+
+
+def test_upload_ask_and_inspect_the_answer(page: Page):
+    expect(page.get_by_text("The library is empty")).to_be_visible(timeout=30_000)
+
+    page.locator("#upload input[type=file]").set_input_files(str(clip(CLIP)))
+    expect(page.locator("#ingest-status")).to_contain_text("ingested in", timeout=INGEST_MS)
+    expect(page.locator("#library")).to_contain_text(CLIP)
+    expect(page.locator("#player video")).to_have_count(1, timeout=30_000)
+
+    page.get_by_text("Multiple choice (optional)").click()
+    first = ["2", "3", "4", "5", "6"]
+    text = _ask(page, "how many people are in the first frame", first, 0)
+    assert re.search(r"[A-E]\. [2-6]\b", text), text
+
+    header = page.locator("#answer-header")
+    expect(header).to_contain_text("Answer 1 of 1")
+    expect(header).to_contain_text("how many people are in the first frame")
+
+    # Tracked objects: key frames with boxes, and a timeline with one bar per object.
+    expect(page.locator("#evidence-frames img").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#timeline .js-plotly-plot")).to_be_visible()
+    assert page.locator("#timeline .barlayer .point").count() >= 3
+
+    # Retrieved memories: complexity and replay sizes of this answer.
+    page.get_by_role("tab", name="Retrieved memories").click()
+    expect(page.locator("#memory-note")).to_contain_text("C(q)")
+    expect(page.locator("#memory-note")).to_contain_text("k_s")
+
+    # Replay counts: a chart, or the sentence saying nothing has been replayed yet.
+    page.get_by_role("tab", name="Replay counts").click()
+    expect(page.locator("#replay-plot .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#replay-plot")).to_contain_text(re.compile("replayed"))
+
+    # Planner tree: the question node and at least one step, with hover text.
+    page.get_by_role("tab", name="Planner tree").click()
+    expect(page.locator("#tree-plot .js-plotly-plot")).to_be_visible()
+    assert page.locator("#tree-plot .scatterlayer .point").count() >= 2
+    expect(page.locator("#tree-plot")).to_contain_text("question")
+
+    # The same question reworded: the chat history goes with it, memory learned from the first
+    # answer may be replayed, and the panels follow the newest answer.
+    text = _ask(page, "count the people in the first frame", first, 1)
+    assert re.search(r"[A-E]\. [2-6]\b", text), text
+    expect(header).to_contain_text("Answer 2 of 2")
+    expect(header).to_contain_text("count the people")
+    page.get_by_role("tab", name="Retrieved memories").click()
+    if page.locator("#memory-table tbody tr").count():
+        page.get_by_role("tab", name="Replay counts").click()
+        assert page.locator("#replay-plot .barlayer .point").count() >= 1
+
+    # Selecting the first answer in the chat brings back its panels.
+    page.locator("#chat").get_by_text(re.compile(r"[A-E]\. [2-6]\b")).first.click()
+    expect(header).to_contain_text("Answer 1 of 2", timeout=30_000)
+    expect(header).to_contain_text("how many people")
+    page.get_by_role("tab", name="Planner tree").click()
+    expect(page.locator("#tree-plot .js-plotly-plot")).to_be_visible()
+
+    # An evidence chip seeks the player (which then plays on from there).
+    chips = page.locator("#answer-header .mr-chip")
+    if chips.count():
+        target = float(chips.last.get_attribute("data-t"))
+        chips.last.click()
+        page.wait_for_function(
+            "t => { const v = document.querySelector('#player video');"
+            " return v.currentTime >= t - 0.1 && v.currentTime <= t + 1.5; }",
+            arg=target, timeout=15_000)
+
+    page.get_by_role("tab", name="Tracked objects").click()
+    expect(page.locator("#timeline .js-plotly-plot")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)
+    assert (ARTIFACTS / "app.png").stat().st_size > 50_000
+
+
+def test_memory_inspector_and_sql(page: Page):
+    page.get_by_role("tab", name="Memory inspector").click()
+    page.get_by_label("Episodic").check()
+    expect(page.locator("#memory-browser")).to_contain_text("episodic:", timeout=30_000)
+    page.locator("#sql-run").click()
+    expect(page.locator("#sql-result")).to_contain_text("person", timeout=30_000)
+    page.locator("#sql textarea, #sql .cm-content").first.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("DELETE FROM instances")
+    page.locator("#sql-run").click()
+    expect(page.get_by_text("Only SELECT queries are allowed")).to_be_visible(timeout=30_000)
+
+
+def test_settings_report_an_unreachable_llm(page: Page):
+    page.get_by_role("tab", name="Settings").click()
+    page.locator("#llm-url textarea, #llm-url input").first.fill(f"http://127.0.0.1:{free_port()}/v1")
+    page.locator("#settings-test").click()
+    expect(page.locator("#connection")).to_contain_text("Cannot use this LLM", timeout=60_000)
+    expect(page.locator("#connection")).to_contain_text("cannot reach")
+
+
+
+def test_deleting_a_video_asks_first(page: Page):
+    page.get_by_role("tab", name="Chat").click()
+    page.locator("#delete-video").click()
+    expect(page.get_by_text(f"Delete {CLIP}")).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Keep it").click()
+    expect(page.locator("#library")).to_contain_text(CLIP)
+    page.locator("#delete-video").click()
+    page.locator("#confirm-delete").click()
+    expect(page.get_by_text("The library is empty")).to_be_visible(timeout=30_000)
+    expect(page.locator("#ingest-status")).to_contain_text(f"Deleted {CLIP}")
