@@ -112,10 +112,12 @@ def window_summary(t_start: float, t_end: float, instances: dict[int, str], spee
     """A longer window: which instances appear (with appearance and action), speech and text."""
     span = f"From {t_start:.0f} s to {t_end:.0f} s"
     if instances:
-        counts = Counter(desc.split(" ")[0] for desc in instances.values())
+        # Each description starts with its category: "person, in a red top, walks left".
+        counts = Counter(desc.split(",")[0].strip() for desc in instances.values())
         who = ", ".join(_plural(n, c) for c, n in sorted(counts.items()))
+        verb = "appears" if len(instances) == 1 else "appear"
         details = "; ".join(f"#{i}: {desc}" for i, desc in sorted(instances.items()))
-        sentence = f"{span}, {who} appear in all. {details}."
+        sentence = f"{span}, {who} {verb} in all. {details}."
     else:
         sentence = f"{span}, no tracked objects appear."
     if text_on_screen:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from pydantic import ValidationError
 
 from backend.agent.ask import ask
 from backend.agent.tools import ToolContext, sub_task_tools
@@ -132,21 +133,55 @@ def test_endpoint_returning_garbage_gives_could_not_answer(ingested, library_set
     assert len(answer.tree) == 3  # root and one failed step per iteration, recorded
 
 
-def test_sql_tool_retries_a_guessed_filter_and_answers_from_rows(ingested, library_settings):
+@pytest.mark.parametrize("first_sql, calls", [
+    # Cut without an LLM call: the guessed word filter sits beside the time filter.
+    ("SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 39 AND 41 AND word LIKE 'hello'", 2),
+    # Inside OR it cannot be cut cleanly, so the model is asked again with the guess named.
+    ("SELECT t_start, word FROM speech_words WHERE word LIKE 'hello' OR t_start > 39", 3),
+])
+def test_sql_tool_drops_a_guessed_filter_and_answers_from_rows(ingested, library_settings,
+                                                               first_sql, calls):
     entry = _entry(ingested, library_settings, "autoeditor_example_speech.mp4")
-    llm = ScriptedLLM([
-        {"sql": "SELECT t_start, word FROM speech_words WHERE word LIKE 'hello'"},
-        {"sql": "SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 39 AND 41"},
-        {"answer": "The speaker says Banana at 39.8 s."},
-    ])
+    replies = [{"sql": first_sql}]
+    if calls == 3:
+        replies.append({"sql": "SELECT t_start, word FROM speech_words WHERE t_start BETWEEN 39 AND 41"})
+    llm = ScriptedLLM(replies + [{"answer": "The speaker says Banana at 39.8 s."}])
     ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
                       llm=llm, embed=None, usage=Usage())
     tool = next(t for t in sub_task_tools() if t.name == "What")
     observation = tool.run("which word is said at 40 seconds?", ctx)
-    assert "'hello', which the question does not mention" in llm.prompts[1]
+    if calls == 3:
+        assert "'hello', which the question does not mention" in llm.prompts[1]
+    assert "hello" not in observation.sql and "BETWEEN 39 AND 41" in observation.sql
+    # The rows the sub-answer read are the real ones around 40 s, with the word in them.
+    assert "banana" in llm.prompts[-1].lower()
     assert observation.ok and "banana" in observation.text.lower()
-    assert any(39 <= t <= 41 for t in observation.times)
-    assert ctx.usage.calls == 3
+    assert observation.times and all(38 <= t <= 42 for t in observation.times)
+    assert ctx.usage.calls == calls and not llm.replies
+
+
+def test_a_sub_answer_with_numbers_no_row_holds_is_replaced_by_a_quoted_value(ingested,
+                                                                              library_settings):
+    # What the 1.5B model did with the highway overlay: "17/09/07120419" became "2007-09-07".
+    entry = _entry(ingested, library_settings, "bgslib_video02_highway.avi")
+    readings = [row[0] for row in run_query(entry.db_path, "SELECT text FROM ocr ORDER BY t",
+                                            timeout_s=2, max_rows=30).rows]
+    sql = "SELECT t, text FROM ocr ORDER BY t"
+    tool = next(t for t in sub_task_tools() if t.name == "What")
+
+    def run(replies):
+        llm = ScriptedLLM([{"sql": sql}, {"answer": "The date shown is 2007-09-07."}] + replies)
+        ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path,
+                          memory_folder=entry.folder, llm=llm, embed=None, usage=Usage())
+        return tool.run("what date is shown on the screen?", ctx), llm
+
+    observation, llm = run([{"value": readings[2]}])
+    assert observation.text.startswith(f'For "what date is shown on the screen?" the rows give: '
+                                       f'{readings[2]}\n')
+    assert "2007" not in observation.text and not llm.replies
+    # The pick is held to the rows by the JSON grammar: a value from elsewhere cannot be chosen.
+    with pytest.raises(ValidationError):
+        run([{"value": "2007-09-07"}])
 
 
 def test_knowledge_and_iterative_memory_tools(ingested, library_settings, tmp_path):

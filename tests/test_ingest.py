@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -98,6 +99,17 @@ def test_episodic_memory_has_several_scales(ingested, library_settings):
     query = embedder_for(library_settings).embed(["the speaker says banana"])[0]
     hits = episodic.search(folder, query, scale="fine", k=3)
     assert any("banana" in h["text"].lower() for h in hits)
+
+
+def test_window_summaries_count_the_people_in_them(ingested, library_settings):
+    # TUD-Campus: several people per 10 s window, each listed once as #id.
+    entry = Library(library_settings.home).get(ingested("mot15_TUD-Campus.mp4").video_id)
+    windows = [e for e in episodic.rows(entry.folder) if e["scale"] != "fine"]
+    assert windows
+    for window in windows:
+        listed = len(re.findall(r"#\d+:", window["text"]))
+        expected = "1 person appears" if listed == 1 else f"{listed} people appear"
+        assert listed == 0 or expected in window["text"], window["text"]
 
 
 def test_reingest_is_instant_and_changes_nothing(ingested, library_settings):

@@ -195,13 +195,24 @@ def test_choose_option(text, options, expected):
     assert choose_option(text, options) == expected
 
 
-def test_repeating_a_step_on_the_same_path_is_a_failure():
+def test_a_repeated_step_is_asked_again_without_that_tool():
     tool = FakeTool("Count", [Observation("5 people")])
-    planner, _ = make_planner([step("Count", "How many?"), step("Count", "how many?")], [tool],
-                              n_solutions=1)
+    planner, llm = make_planner([step("Count", "How many?"), step("Count", "how many?"),
+                                 step("Answer", "5")], [tool], n_solutions=1)
     result = planner.solve("how many people?")
-    assert result.nodes[2].failure == "repeated step: Count(how many?)"
+    assert result.answered and result.answer == "5"
     assert len(tool.inputs) == 1
+    assert "Already tried as the next step: Count(how many?)" in llm.prompts[2]
+    assert result.usage.calls == 3
+
+
+def test_repeating_an_earlier_step_again_is_a_failure():
+    count, other = FakeTool("Count", [Observation("5 people")]), FakeTool("Other", [Observation("?")])
+    planner, _ = make_planner([step("Count", "a"), step("Other", "b"), step("Other", "b"),
+                               step("Count", "a")], [count, other], n_solutions=1)
+    result = planner.solve("how many people?")
+    assert not result.answered and result.nodes[3].failure == "repeated step: Count(a)"
+    assert len(count.inputs) == 1 and len(other.inputs) == 1
 
 
 def test_sql_filters_on_guessed_values_are_caught():
@@ -233,3 +244,27 @@ def test_guessed_conditions_are_cut_without_an_llm_call(sql, cut):
     from backend.agent.tools import drop_conditions, guessed_literals
     question = "what word does the speaker say at 40 seconds"
     assert drop_conditions(sql, guessed_literals(sql, question)) == cut
+
+
+def test_numbers_an_answer_cannot_have_read_are_found():
+    from backend.agent.tools import unquoted_numbers
+    rows = "t | text\n4.00 | 17/09/07120419\n10.00 | 200"
+    assert unquoted_numbers("The date is 2007-09-07.", rows) == ["2007"]
+    assert unquoted_numbers("It reads 17/09/07120419 at 4 s.", rows) == []
+    assert unquoted_numbers("071204, then 200 at 10 s", rows) == []
+
+
+def test_a_free_answer_with_a_number_from_nowhere_is_asked_again():
+    tool = FakeTool("What", [Observation("The overlay reads 17/09/07120419.")])
+    planner, llm = make_planner([step("What", "what date is shown?"),
+                                 step("Answer", "2007-09-07"), step("Answer", "17/09/07")],
+                                [tool], n_solutions=1)
+    result = planner.solve("what date is shown on the screen?")
+    assert result.answer == "17/09/07"
+    assert "Answer(2007-09-07), whose 2007 is in no observation" in llm.prompts[2]
+    # Multiple choice needs no check: the option text is mapped, not quoted.
+    planner, llm = make_planner([step("What", "what date is shown?"), step("Answer", "2007-09-07")],
+                                [tool.__class__("What", [Observation("17/09/07120419")])],
+                                n_solutions=1)
+    assert planner.solve("which date?", options=["2007-09-07", "1999-01-01"]).option == 0
+    assert len(llm.prompts) == 2

@@ -25,10 +25,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Literal
 
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from backend.agent import prompts
-from backend.agent.tools import Observation, Tool, ToolContext
+from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from models.llm import LLMError, Usage
 
 log = logging.getLogger(__name__)
@@ -162,9 +162,12 @@ class Planner:
         self.ctx = ctx
         self.config = config or PlannerConfig()
         self.on_step = on_step or (lambda node: None)
-        actions = tuple(self.tools) + (ANSWER,)
+        self._step_model = self._step_schema(exclude=None)
+
+    def _step_schema(self, exclude: str | None) -> type[BaseModel]:
+        actions = tuple(a for a in (*self.tools, ANSWER) if a != exclude)
         # Length caps go into the JSON grammar: small models otherwise ramble until cut off.
-        self._step_model = create_model(
+        return create_model(
             "Step", thought=(str, Field(max_length=160)), action=(Literal[actions], ...),
             action_input=(str, Field(max_length=240)))
 
@@ -210,20 +213,37 @@ class Planner:
         parent.children.append(node.id)
         history = [{"thought": n.thought, "action": n.action, "action_input": n.action_input,
                     "observation": n.observation} for n in path_to(nodes, parent.id)[1:]]
-        try:
+        earlier = {(n.action, n.action_input.lower()) for n in path_to(nodes, parent.id)[1:]}
+        known = [h["observation"] for h in history]
+
+        def ask(avoid: list[str], schema: type[BaseModel]) -> BaseModel:
             if self._exhausted(started):
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 question, options, history, avoid, context)
-            step = self.ctx.complete(messages, response_model=self._step_model).parsed
+            step = self.ctx.complete(messages, response_model=schema).parsed
+            step.action_input = step.action_input.strip()
+            return step
+
+        try:
+            step = ask(avoid, self._step_model)
+            if (step.action, step.action_input.lower()) in earlier:
+                # Small models often call the tool that has just answered once more; asked
+                # again without that tool, they usually answer from the observation they have.
+                step = ask(avoid + [f"{step.action}({step.action_input})"],
+                           self._step_schema(exclude=step.action))
+            elif step.action == ANSWER and not options and (unquoted := unquoted_numbers(
+                    step.action_input, "\n".join([question, context, *known]))):
+                # Numbers in a free answer must come from the question or an observation.
+                step = ask(avoid + [f"Answer({step.action_input}), whose {', '.join(unquoted)} "
+                                    "is in no observation"], self._step_model)
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
         except LLMError as e:
             node.failure = f"LLM error: {e}"
             return node
-        node.thought, node.action, node.action_input = step.thought, step.action, step.action_input.strip()
-        earlier = {(n.action, n.action_input.lower()) for n in path_to(nodes, parent.id)[1:]}
+        node.thought, node.action, node.action_input = step.thought, step.action, step.action_input
         if (node.action, node.action_input.lower()) in earlier:
             node.failure = f"repeated step: {node.action}({node.action_input})"
         elif node.action == ANSWER:

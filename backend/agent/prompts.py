@@ -120,6 +120,17 @@ def sub_answer_messages(question: str, sql: str, table: str) -> list[dict]:
             {"role": "user", "content": _sub_answer_task(question, sql, table)}]
 
 
+def quote_messages(question: str, sql: str, table: str) -> list[dict]:
+    system = ("You pick, from the rows a database query returned, the one value that answers a "
+              'question about a video, copied exactly. Reply as JSON {"value": ...}.')
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": _sub_answer_task(question, sql, table)}]
+
+
+def rows_give(question: str, value: str) -> str:
+    return f'For "{question}" the rows give: {value}'
+
+
 def _sub_answer_task(question: str, sql: str, table: str) -> str:
     return f"Question: {question}\nQuery: {sql}\nRows:\n{table}"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from backend import episodic
 from backend.agent import prompts
@@ -149,6 +149,15 @@ def string_literals(sql: str) -> list[str]:
     return re.findall(r"'((?:[^']|'')*)'", sql)
 
 
+def unquoted_numbers(answer: str, sources: str) -> list[str]:
+    """Numbers of two or more digits in an answer that appear nowhere in what it rests on.
+
+    A 1.5B model turns an overlay's "17/09/07120419" into "2007-09-07" or "07/12/2017": a
+    number nothing holds is a reformat or a guess.
+    """
+    return [n for n in dict.fromkeys(re.findall(r"\d{2,}", answer)) if n not in sources]
+
+
 def format_rows(columns: list[str], rows: list[tuple], truncated: bool) -> str:
     if not rows:
         return "(no rows)"
@@ -167,6 +176,13 @@ class SqlQuery(BaseModel):
 class SubAnswer(BaseModel):
     answer: str = Field(description="a short answer to the sub-question, from the rows",
                         max_length=300)
+
+
+def _quote_schema(table: str) -> type[BaseModel]:
+    cells = [c.strip() for line in table.split("\n")[1:] if not line.startswith("... (")
+             for c in line.split(" | ")]
+    values = tuple(dict.fromkeys(c for c in cells if c))
+    return create_model("Quote", value=(Literal[values], ...))
 
 
 @dataclass
@@ -205,8 +221,15 @@ class SqlSubTaskTool:
             if not result.rows:
                 return Observation(text=f"No rows matched (SQL: {query.sql}).", sql=query.sql)
             table = format_rows(result.columns, result.rows, result.truncated)
-            answer = self._ask(ctx, prompts.sub_answer_messages(tool_input, query.sql, table),
-                               SubAnswer)
+            messages = prompts.sub_answer_messages(tool_input, query.sql, table)
+            answer = self._ask(ctx, messages, SubAnswer)
+            if unquoted := unquoted_numbers(answer.answer, f"{tool_input}\n{table}"):
+                # Asked to fix it in words, a small model repeats itself; asked afresh to pick a
+                # value from the rows (the JSON grammar allows nothing else), it quotes.
+                log.info("sub-answer %r quotes %s, which no row holds", answer.answer, unquoted)
+                quote = self._ask(ctx, prompts.quote_messages(tool_input, query.sql, table),
+                                  _quote_schema(table))
+                answer = SubAnswer(answer=prompts.rows_give(tool_input, quote.value))
         except QueryError as e:
             return Observation(text=f"SQL failed twice: {e}", ok=False, sql=query.sql)
         except LLMError as e:
