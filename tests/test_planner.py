@@ -264,7 +264,7 @@ def test_a_free_answer_with_a_number_from_nowhere_is_asked_again():
     assert "Answer(2007-09-07), whose 2007 is in no observation" in llm.prompts[2]
     # Multiple choice needs no check: the option text is mapped, not quoted.
     planner, llm = make_planner([step("What", "what date is shown?"), step("Answer", "2007-09-07")],
-                                [tool.__class__("What", [Observation("17/09/07120419")])],
+                                [FakeTool("What", [Observation("17/09/07120419")])],
                                 n_solutions=1)
     assert planner.solve("which date?", options=["2007-09-07", "1999-01-01"]).option == 0
     assert len(llm.prompts) == 2
