@@ -107,16 +107,19 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
     return sentence
 
 
-def window_summary(t_start: float, t_end: float, instances: dict[int, str], speech: str,
-                   text_on_screen: list[str]) -> str:
-    """A longer window: which instances appear (with appearance and action), speech and text."""
+def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str, str]],
+                   speech: str, text_on_screen: list[str]) -> str:
+    """A longer window: which instances appear (with appearance and action), speech and text.
+
+    instances: id -> (category, "appearance, action").
+    """
     span = f"From {t_start:.0f} s to {t_end:.0f} s"
     if instances:
-        # Each description starts with its category: "person, in a red top, walks left".
-        counts = Counter(desc.split(",")[0].strip() for desc in instances.values())
+        counts = Counter(category for category, _ in instances.values())
         who = ", ".join(_plural(n, c) for c, n in sorted(counts.items()))
         verb = "appears" if len(instances) == 1 else "appear"
-        details = "; ".join(f"#{i}: {desc}" for i, desc in sorted(instances.items()))
+        details = "; ".join(f"#{i}: {category}, {desc}"
+                            for i, (category, desc) in sorted(instances.items()))
         sentence = f"{span}, {who} {verb} in all. {details}."
     else:
         sentence = f"{span}, no tracked objects appear."

@@ -429,8 +429,8 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
 
     episodes = [episodic.Episode("fine", step, r["t_start"], r["t_end"], r["description"],
                                  json.loads(r["instance_ids"])) for r in rows]
-    instance_text = {i: f"{category}, {db['instances'].get(i)['appearance']}, "
-                        f"{db['instances'].get(i)['action']}" for i, (category, _) in tracks.items()}
+    described = {row["id"]: f"{row['appearance']}, {row['action']}" for row in db["instances"].rows}
+    instance_text = {i: (category, described[i]) for i, (category, _) in tracks.items()}
     for name, seconds in episodic.scale_windows(meta.duration, step):
         for k in range(max(1, math.ceil(meta.duration / seconds - 1e-9))):
             t0, t1 = k * seconds, min((k + 1) * seconds, meta.duration)

@@ -211,10 +211,10 @@ class Planner:
         node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1)
         nodes.append(node)
         parent.children.append(node.id)
+        path = path_to(nodes, parent.id)[1:]
         history = [{"thought": n.thought, "action": n.action, "action_input": n.action_input,
-                    "observation": n.observation} for n in path_to(nodes, parent.id)[1:]]
-        earlier = {(n.action, n.action_input.lower()) for n in path_to(nodes, parent.id)[1:]}
-        known = [h["observation"] for h in history]
+                    "observation": n.observation} for n in path]
+        earlier = {(n.action, n.action_input.lower()) for n in path}
 
         def ask(avoid: list[str], schema: type[BaseModel]) -> BaseModel:
             if self._exhausted(started):
@@ -233,7 +233,7 @@ class Planner:
                 step = ask(avoid + [f"{step.action}({step.action_input})"],
                            self._step_schema(exclude=step.action))
             elif step.action == ANSWER and not options and (unquoted := unquoted_numbers(
-                    step.action_input, "\n".join([question, context, *known]))):
+                    step.action_input, "\n".join([question, context, *(n.observation for n in path)]))):
                 # Numbers in a free answer must come from the question or an observation.
                 step = ask(avoid + [f"Answer({step.action_input}), whose {', '.join(unquoted)} "
                                     "is in no observation"], self._step_model)

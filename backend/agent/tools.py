@@ -158,12 +158,16 @@ def unquoted_numbers(answer: str, sources: str) -> list[str]:
     return [n for n in dict.fromkeys(re.findall(r"\d{2,}", answer)) if n not in sources]
 
 
+def _cell(value) -> str:
+    """A value as the LLM sees it in a table of rows."""
+    return "" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+
+
 def format_rows(columns: list[str], rows: list[tuple], truncated: bool) -> str:
     if not rows:
         return "(no rows)"
     lines = [" | ".join(columns)]
-    lines += [" | ".join("" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
-                         for v in row) for row in rows[:_ROWS_IN_PROMPT]]
+    lines += [" | ".join(_cell(v) for v in row) for row in rows[:_ROWS_IN_PROMPT]]
     if truncated or len(rows) > _ROWS_IN_PROMPT:
         lines.append(f"... ({len(rows)}+ rows, first {_ROWS_IN_PROMPT} shown)")
     return "\n".join(lines)
@@ -178,10 +182,9 @@ class SubAnswer(BaseModel):
                         max_length=300)
 
 
-def _quote_schema(table: str) -> type[BaseModel]:
-    cells = [c.strip() for line in table.split("\n")[1:] if not line.startswith("... (")
-             for c in line.split(" | ")]
-    values = tuple(dict.fromkeys(c for c in cells if c))
+def _quote_schema(rows: list[tuple]) -> type[BaseModel]:
+    """A reply that can only be one of the cells the LLM was shown, written as it saw them."""
+    values = tuple(dict.fromkeys(c for row in rows[:_ROWS_IN_PROMPT] for v in row if (c := _cell(v))))
     return create_model("Quote", value=(Literal[values], ...))
 
 
@@ -221,14 +224,14 @@ class SqlSubTaskTool:
             if not result.rows:
                 return Observation(text=f"No rows matched (SQL: {query.sql}).", sql=query.sql)
             table = format_rows(result.columns, result.rows, result.truncated)
-            messages = prompts.sub_answer_messages(tool_input, query.sql, table)
-            answer = self._ask(ctx, messages, SubAnswer)
+            answer = self._ask(ctx, prompts.sub_answer_messages(tool_input, query.sql, table),
+                               SubAnswer)
             if unquoted := unquoted_numbers(answer.answer, f"{tool_input}\n{table}"):
                 # Asked to fix it in words, a small model repeats itself; asked afresh to pick a
                 # value from the rows (the JSON grammar allows nothing else), it quotes.
                 log.info("sub-answer %r quotes %s, which no row holds", answer.answer, unquoted)
                 quote = self._ask(ctx, prompts.quote_messages(tool_input, query.sql, table),
-                                  _quote_schema(table))
+                                  _quote_schema(result.rows))
                 answer = SubAnswer(answer=prompts.rows_give(tool_input, quote.value))
         except QueryError as e:
             return Observation(text=f"SQL failed twice: {e}", ok=False, sql=query.sql)
