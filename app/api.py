@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from backend.agent.ask import ask
+from backend.agent.ask import Answer, ask
 from backend.config import Settings
 from backend.errors import InputError
 from backend.ingest import STAGES, IngestResult, check_upload, ingest
@@ -58,11 +58,19 @@ def check_question(video_id: str | None, question: str | None) -> None:
 def answer_question(video_id: str | None, question: str | None, options_text: str | None,
                     settings: Settings, *, history: list[tuple[str, str]] | None = None,
                     on_step=None) -> dict:
-    """One answer as the dict `Answer.as_dict()` gives; LLM faults read 'could not answer: ...'."""
+    """One answer as the dict `Answer.as_dict()` gives, learning included; LLM faults read
+    'could not answer: ...'."""
+    return answer_first(video_id, question, options_text, settings, history=history,
+                        on_step=on_step, learn_now=True).as_dict()
+
+
+def answer_first(video_id: str | None, question: str | None, options_text: str | None,
+                 settings: Settings, *, history: list[tuple[str, str]] | None = None,
+                 on_step=None, learn_now: bool = False) -> Answer:
+    """The answer, with learning left to `Answer.learn()` so the chat can show it first."""
     check_question(video_id, question)
-    answer = ask(video_id, question.strip(), settings, options=parse_options(options_text),
-                 history=history or None, on_step=on_step)
-    return answer.as_dict()
+    return ask(video_id, question.strip(), settings, options=parse_options(options_text),
+               history=history or None, on_step=on_step, learn_now=learn_now)
 
 
 def memory_store(settings: Settings) -> MemoryStore:

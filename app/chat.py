@@ -8,15 +8,18 @@ it occupies), so selecting any message finds its answer and `history` can be reb
 from __future__ import annotations
 
 import html
+import logging
 import queue
 import threading
 import time
 from collections.abc import Iterator
 
-from app.api import answer_question, check_question, parse_options
+from app.api import answer_first, check_question, parse_options
 from app.errors import readable
 from app.views import clock
 from backend.config import Settings
+
+log = logging.getLogger(__name__)
 
 MAX_CHIPS = 12
 _POLL_SECONDS = 0.25
@@ -62,6 +65,8 @@ def answer_message(answer: dict) -> dict:
     else:
         body = html.escape(answer["answer"])
     parts = [body]
+    if answer.get("answered") and (line := confidence_line(answer.get("confidence") or {})):
+        parts.append(line)
     if answer.get("times"):
         parts.append("Evidence at " + chips_html(answer["times"]))
     usage = answer.get("usage") or {}
@@ -72,6 +77,20 @@ def answer_message(answer: dict) -> dict:
         meta.append(f"{len(memory.get('replayed') or [])} memories replayed")
     parts.append(f'<span class="mr-meta">{" · ".join(meta)}</span>')
     return {"role": "assistant", "content": "\n\n".join(parts)}
+
+
+_LEVEL_MARKS = {"high": "●●●", "medium": "●●○", "low": "●○○"}
+
+
+def confidence_line(confidence: dict) -> str:
+    """How far to trust the answer, and why; unsupported multiple-choice picks say so plainly."""
+    level = confidence.get("level")
+    if level not in _LEVEL_MARKS:
+        return ""
+    text = f"Confidence {level} {_LEVEL_MARKS[level]}: {confidence.get('explanation', '')}"
+    if confidence.get("basis") in ("unobserved", "none"):
+        text = "⚠ Not supported by evidence, a best guess. " + text
+    return f'<span class="mr-confidence mr-{level}">{html.escape(text)}</span>'
 
 
 def step_line(node) -> str:
@@ -111,19 +130,33 @@ def _current(node) -> str:
 
 def converse(video_id: str | None, question: str, options_text: str, messages: list[dict],
              turns: list[dict], settings: Settings) -> Iterator[tuple[list[dict], list[dict], int | None]]:
-    """Ask in a worker thread and yield (messages, turns, selected turn) after every planner step."""
+    """Ask in a worker thread and yield (messages, turns, selected turn) after every planner step.
+
+    The answer is shown as soon as it is ready; learning from it (validation, workflow,
+    patterns) runs afterwards in the same worker, and the turn is updated once it is done.
+    """
     check_question(video_id, question)  # bad input fails before anything is shown
     options = parse_options(options_text)
     messages = [*messages, question_message(question.strip(), options)]
     steps: queue.Queue = queue.Queue()
     result: dict = {}
+    answered = threading.Event()
 
     def work() -> None:
         try:
-            result["answer"] = answer_question(video_id, question, options_text, settings,
-                                               history=history_of(turns), on_step=steps.put)
+            answer = answer_first(video_id, question, options_text, settings,
+                                  history=history_of(turns), on_step=steps.put)
+            result["answer"] = answer.as_dict()
         except Exception as e:  # handed to the generator, which raises it readably
             result["error"] = e
+            return
+        finally:
+            answered.set()
+        try:
+            answer.learn()
+            result["learned"] = answer.as_dict()
+        except Exception:  # learning never costs the user the answer already shown
+            log.exception("learning from an answer failed")
 
     started = time.monotonic()
     lines: list[str] = []
@@ -131,7 +164,7 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
     worker = threading.Thread(target=work, name="memoryreel-ask", daemon=True)
     worker.start()
     yield [*messages, _planning(lines, current, started, False)], turns, None
-    while worker.is_alive() or not steps.empty():
+    while not answered.is_set() or not steps.empty():
         try:
             node = steps.get(timeout=_POLL_SECONDS)
         except queue.Empty:
@@ -150,3 +183,7 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
     turns = [*turns, {"question": question.strip(), "options": options, "answer": answer,
                       "first": first, "last": len(messages) - 1}]
     yield messages, turns, len(turns) - 1
+    worker.join()
+    if "learned" in result:  # the panels now show what was learned
+        turns = [*turns[:-1], {**turns[-1], "answer": result["learned"]}]
+        yield messages, turns, len(turns) - 1

@@ -10,10 +10,12 @@ import logging
 from pathlib import Path
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from app import answer_view, chat, inspector, session, views
 from app.api import answer_question, delete_video, ingest_upload
 from app.errors import friendly
+from app.media_route import MediaOnlyUnderHome
 from backend import config
 from backend.library import VIDEO_EXTENSIONS, Library
 from backend.schema import TABLES
@@ -395,7 +397,10 @@ def launch(settings: config.Settings, *, port: int | None = None,
     demo.launch(server_name=settings.host, server_port=port or settings.port, share=settings.share,
                 auth=(user, password) if settings.auth else None,
                 max_file_size=f"{settings.max_upload_mb}mb",
-                allowed_paths=[str(Path(settings.home).resolve())],
+                # Only the video folders, and there only media (see media_route.py): memory,
+                # replay counts, sessions, video.db and staging stay unreachable.
+                allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
+                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home)]},
                 theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
     return demo

@@ -62,7 +62,8 @@ def summary(entry: VideoEntry) -> dict:
         f"**{tables['instances']}** tracked objects · **{tables['detections']}** boxes · "
         f"**{tables['timeline']}** timeline steps · **{tables['speech']}** speech segments · "
         f"**{tables['ocr']}** text reads\n\n"
-        f"Models: " + ", ".join(f"{k}: {v}" for k, v in info["models"].items() if v)
+        f"Models: " + ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}"
+                                for k, v in info["models"].items() if v)
     )
     return {"facts": facts, "instances": people, "speech": _table(entry, SUMMARY_QUERIES["speech"]),
             "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "video": str(entry.playable)}

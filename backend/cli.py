@@ -1,11 +1,16 @@
 """`python -m backend ...`: the command line. With --json, each command prints one JSON object.
 
 Errors a user can act on exit with status 2 and a one-line message (as JSON with --json).
+With --json, every failure is `{"error": ..., "kind": ...}` with status 2, and nothing else
+reaches stdout: while the command runs, file descriptor 1 points at stderr, so banners printed
+by libraries (ultralytics announces its settings file on first use) or native code cannot
+corrupt the JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -16,7 +21,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.errors import InputError, MemoryReelError
+from backend.errors import InputError, MemoryReelError, UsageError
+
+log = logging.getLogger(__name__)
 
 # Where the sample clips and dev questions live beside a checkout (as in CI).
 _SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -138,7 +145,8 @@ def _bench_agent(args, settings) -> dict:
 
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.agent_bench(Path(args.questions), Path(args.videos), settings,
-                             n_solutions=args.n, limit=args.limit, progress=say)
+                             n_solutions=args.n, limit=args.limit,
+                             agents=tuple(args.agents.split(",")), progress=say)
 
 
 def _bench_memory(args, settings) -> dict:
@@ -207,14 +215,21 @@ def _print_text(command: str, payload: dict) -> None:
             print(f"answer: {payload['option']} ({payload['answer']})")
         else:
             print(f"answer: {payload['answer']}")
+        c = payload.get("confidence") or {}
+        if c.get("level") not in (None, "none"):
+            print(f"  confidence {c['level']}: {c['explanation']}")
         for step in payload["evidence"]:
             times = ", ".join(f"{t:g} s" for t in step["times"][:8])
             print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
                   + (f" [at {times}]" if times else ""))
+            if step.get("sql"):
+                print(f"    SQL: {step['sql'][:200]}")
         m = payload["memory"]
         if m.get("enabled"):
-            print(f"  memory: {m['task_type']} question, C(q) {m['complexity']} (P {m['p']}, "
-                  f"E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
+            rating = (f"P {m['p']}" if m.get("rated", True) else
+                      "P not asked: it could not change the replay")
+            print(f"  memory: {m['task_type'] or 'unrated'} question, C(q) {m['complexity']} "
+                  f"({rating}, E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
                   f"{len(m['replayed'])}")
             for r in m["replayed"]:
                 similarity = "" if r["similarity"] is None else f" {r['similarity']:.2f}"
@@ -274,19 +289,60 @@ def _print_text(command: str, payload: dict) -> None:
                   f"nprobes {row['nprobes']} refine {row['refine_factor']}")
         print(f"index pays off (p50 at most half the unindexed) from "
               f"{payload['index_pays_off_from_rows']} rows")
-    elif command == "bench" and "accuracy" in payload:
-        u = payload["per_answer"]
-        print(f"accuracy {payload['correct']}/{payload['questions']} = {payload['accuracy']:.0%}; "
-              f"per answer: {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
-              f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
-              f"{u['other_seconds']} s outside")
+    elif command == "bench" and "runs" in payload:
+        _print_agent_bench(payload)
     else:
         print(json.dumps(payload, indent=2, default=str))
 
 
+def _print_agent_bench(payload: dict) -> None:
+    """Per question, then overall, each agent in its own column(s), side by side."""
+    agents = payload["agents"]
+    runs = payload["runs"]
+    print("question".ljust(58) + "".join(f"{a + ': ok calls s conf':>34}" for a in agents))
+    for i, first in enumerate(runs[agents[0]]["results"]):
+        line = f"{first['video'][:30]} q{first['qid']} {first['question'][:22]}".ljust(58)
+        for a in agents:
+            r = runs[a]["results"][i]
+            line += f"{'right' if r['correct'] else 'wrong':>12} {r['llm_calls']:>5} {r['seconds']:>7.1f} " \
+                    f"{r['confidence']:>7}"
+        print(line)
+    rows = [("accuracy", lambda s: f"{s['correct']}/{s['questions']} ({s['accuracy']:.0%})"),
+            ("seconds to answer p50 / p95", lambda s: f"{s['seconds_p50']} / {s['seconds_p95']}"),
+            ("LLM calls p50 (mean)", lambda s: f"{s['llm_calls_p50']} ({s['llm_calls_mean']})"),
+            ("prompt / completion tokens", lambda s: f"{s['prompt_tokens_mean']:.0f} / "
+                                                     f"{s['completion_tokens_mean']:.0f}"),
+            ("learning seconds (after the answer)", lambda s: f"{s['learning_seconds_mean']}"),
+            ("format failures", lambda s: f"{s['format_failures']}"),
+            ("confidence", lambda s: ", ".join(f"{k} {v}" for k, v in s["confidence"].items())),
+            ("right per confidence", lambda s: ", ".join(f"{k} {v}" for k, v in
+                                                         s["accuracy_by_confidence"].items()))]
+    print()
+    print("overall".ljust(38) + "".join(f"{a:>30}" for a in agents))
+    for label, shown in rows:
+        print(label.ljust(38) + "".join(f"{shown(runs[a]['summary']):>30}" for a in agents))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing usage and exiting, so that --json can
+    report it like any other failure; sub-commands' parsers are of this class too."""
+
+    def error(self, message: str):
+        usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
+        raise UsageError(f"{message} (usage: {usage})")
+
+    def _parse_optional(self, arg_string: str):
+        # An existing file whose name starts with '-' (`ingest -x.mp4`) is an argument, not an
+        # option, so it needs no `--` before it.
+        if (arg_string.startswith("-") and arg_string not in self._option_string_actions
+                and len(arg_string) > 1 and os.path.exists(arg_string)):
+            return None
+        return super()._parse_optional(arg_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m backend", description=__doc__)
-    common = argparse.ArgumentParser(add_help=False)
+    parser = _Parser(prog="python -m backend", description=__doc__)
+    common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -359,12 +415,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("path")
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
     b.set_defaults(run=_bench_ingest)
-    qa = argparse.ArgumentParser(add_help=False)
+    qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
     qa.add_argument("--videos", default=str(_SHARED / "videos"))
     qa.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
     qa.add_argument("--limit", type=int, help="only the first N questions")
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
+    b.add_argument("--agents", default="grounded,sql",
+                   help="agents to run side by side, comma-separated (MEMORYREEL_AGENT values)")
     b.set_defaults(run=_bench_agent)
     b = bench_sub.add_parser("memory", parents=[common, qa],
                              help="accuracy and cost with memory: first pass, reworded, memory off")
@@ -378,19 +436,64 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    json_mode = "--json" in argv
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    settings = config.load()
     try:
-        payload = args.run(args, settings)
-    except MemoryReelError as e:
-        if args.json:
-            print(json.dumps({"error": str(e), "kind": type(e).__name__}))
-        else:
-            print(f"error: {e}", file=sys.stderr)
-        return 2
-    if args.json:
+        with _stdout_to_stderr(json_mode):
+            args = build_parser().parse_args(argv)
+            settings = config.load()
+            config.third_party_environment(settings)
+            payload = args.run(args, settings)
+    except Exception as e:  # noqa: BLE001 - every failure becomes one message, status 2
+        return _report_failure(e, json_mode, argv)
+    if json_mode:
         print(json.dumps(payload, default=str))
     else:
         _print_text(args.command, payload)
     return 0
+
+
+def _report_failure(error: Exception, json_mode: bool, argv: list[str]) -> int:
+    if isinstance(error, UsageError) and not json_mode:
+        print(f"python -m backend: error: {error}", file=sys.stderr)
+        return 2
+    if not _expected(error):
+        # A bug, not a user error: the traceback goes to stderr (and the JSON still comes).
+        if not json_mode:
+            raise error
+        log.error("unexpected failure of `%s`", shlex.join(argv), exc_info=error)
+    message = str(error) or type(error).__name__
+    if json_mode:
+        print(json.dumps({"error": message, "kind": type(error).__name__}))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _expected(error: Exception) -> bool:
+    """Errors whose message tells the user what to do: ours, model files', the LLM's."""
+    if isinstance(error, MemoryReelError):
+        return True
+    from models.llm import LLMError
+    from models.weights import WeightsError
+    return isinstance(error, (WeightsError, LLMError))
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool):
+    """While active, anything written to stdout (Python or native) goes to stderr instead."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

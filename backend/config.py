@@ -10,18 +10,60 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from backend.errors import SettingsError
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+_TYPE_WORDS = {int: "a whole number", float: "a number",
+               bool: "one of 1/0, true/false, yes/no, on/off"}
+
 
 def _env(name: str, default, cast=str):
+    """The variable's value cast to the setting's type; a SettingsError naming it if it is bad."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     if cast is bool:
-        return raw.strip().lower() in {"1", "true", "yes", "on"}
-    return cast(raw)
+        word = raw.strip().lower()
+        if word not in _TRUE | _FALSE:
+            raise SettingsError(f"{name} must be {_TYPE_WORDS[bool]}, not {raw!r}.")
+        return word in _TRUE
+    try:
+        value = cast(raw.strip() if cast in (int, float) else raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be {_TYPE_WORDS.get(cast, cast.__name__)}, "
+                            f"not {raw!r}.") from None
+    _check_range(name, value, raw)
+    return value
+
+
+# Counts, sizes and durations that are meaningless at zero (or below): refused at load, so a
+# typo fails with the variable's name instead of deep inside a run.
+_POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
+             "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ",
+             "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_LLM_CTX", "MEMORYREEL_LLM_THREADS",
+             "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
+             "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
+             "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS"}
+_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_DETECTOR_CONF",
+                 "MEMORYREEL_MIN_TRACK_SECONDS", "MEMORYREEL_CHAT_TURNS"}
+
+
+def _check_range(name: str, value, raw: str) -> None:
+    # `not value > 0` rather than `value <= 0`, so that NaN is refused too.
+    if name in _POSITIVE and not value > 0:
+        raise SettingsError(f"{name} must be more than 0, not {raw!r}.")
+    if name in _NON_NEGATIVE and not value >= 0:
+        raise SettingsError(f"{name} must be 0 or more, not {raw!r}.")
+    if isinstance(value, float) and value == float("inf"):
+        raise SettingsError(f"{name} must be a finite number, not {raw!r}.")
 
 
 def _setting(env: str, default, cast=str, doc: str = ""):
     return field(default=default, metadata={"env": env, "cast": cast, "doc": doc})
+
+
+AGENTS = ("grounded", "sql")  # MEMORYREEL_AGENT's values
 
 
 @dataclass(frozen=True)
@@ -108,6 +150,11 @@ class Settings:
                                 "CPU threads of the embedded server.")
 
     # --- planner ---
+    agent: str = _setting(
+        "MEMORYREEL_AGENT", "grounded", str,
+        "grounded: sub-task tools fill typed queries that code answers, options-only answer "
+        "grammar, early stop on computed answers; sql: the earlier agent, whose sub-agents write "
+        "SQL and read rows back (kept to compare in `bench agent`).")
     n_solutions: int = _setting("MEMORYREEL_N_SOLUTIONS", 2, int,
                                 "MCTS iterations, i.e. candidate answers (1 = greedy ReAct).")
     max_steps: int = _setting("MEMORYREEL_MAX_STEPS", 5, int, "Most steps in one ReAct chain.")
@@ -150,7 +197,24 @@ class Settings:
 
 
 def load() -> Settings:
+    """Settings from the environment; raises SettingsError naming the first bad variable."""
     values = {}
     for f in fields(Settings):
         values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"])
-    return Settings(**values)
+    settings = Settings(**values)
+    _check_folders(settings)
+    return settings
+
+
+def _check_folders(settings: Settings) -> None:
+    # Created on first use, so a missing folder is fine; a file in its place is not.
+    for name, path in (("MEMORYREEL_HOME", settings.home), ("MEMORYREEL_CACHE", settings.cache_dir),
+                       ("MEMORYREEL_MEMORY_DIR", settings.memory_path)):
+        if path.exists() and not path.is_dir():
+            raise SettingsError(f"{name} is {str(path)!r}, which is a file, not a folder.")
+
+
+def third_party_environment(settings: Settings) -> None:
+    """Point ultralytics' settings file at the cache, unless the user chose a place: its first
+    use writes the file there instead of ~/.config (and announces it; see cli.py)."""
+    os.environ.setdefault("YOLO_CONFIG_DIR", str(settings.cache_dir / "ultralytics"))

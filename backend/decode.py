@@ -7,6 +7,7 @@ message a user understands.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -47,7 +48,7 @@ def _container_facts(path: Path) -> tuple[str, bool, int]:
                              "truncated (an interrupted download or copy?).") from e
         raise InputError(f"'{path.name}' is not a video file FFmpeg can read ({e.strerror or e}).") from e
     except (av.error.FFmpegError, OSError) as e:
-        raise InputError(f"'{path.name}' could not be opened as a video: {e}.") from e
+        raise InputError(f"'{path.name}' could not be opened as a video: {_short(e)}.") from e
     if not codec or codec in {"none", "unknown"}:
         raise InputError(f"'{path.name}' uses a video codec this build cannot decode.")
     try:
@@ -128,7 +129,7 @@ def iter_frames(path: Path, meta: VideoMeta, indices: list[int]) -> Iterator[tup
                     yield index, index / meta.fps, frame.to_ndarray(format="rgb24")
                     target = next(wanted, None)
     except av.error.FFmpegError as e:
-        raise _damaged(path, index + 1, meta.fps, str(e)) from e
+        raise _damaged(path, index + 1, meta.fps, _short(e)) from e
     if target is not None and target < meta.frames - 2:
         raise _damaged(path, index + 1, meta.fps, "no more frames")
 
@@ -146,6 +147,21 @@ def _decode_one(reader: decord.VideoReader, index: int, path: Path, fps: float) 
 
 
 def _short(error: Exception) -> str:
-    # decord prefixes its messages with a timestamp and a source path; keep the reason only.
-    text = str(error).strip().splitlines()[0]
-    return text.rsplit(": ", 1)[-1][:120]
+    """The reason only: no timestamp, no source location, no file path (messages are shown to
+    users, and a path tells them nothing they did not give, or more than they should see)."""
+    text = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    text = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    # decord: "[12:00:00] /src/video/video_reader.cc:151: ERROR opening: /tmp/x.mp4, reason"
+    text = _DECORD_PREFIX.sub("", text)
+    text = _ABSOLUTE_PATH.sub(_file_name_only, text)
+    return text.strip(" .")[:120] or type(error).__name__
+
+
+_DECORD_PREFIX = re.compile(r"^\[[^\]]*\]\s*\S+:\d+:\s*")
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])'?((?:/[^/\s,:'\"]+){2,})'?")  # two or more parts: /a/b
+
+
+def _file_name_only(match: re.Match) -> str:
+    path = match.group(1)
+    core = path.rstrip(".")  # "Error reading /tmp/x.mp4..." keeps its dots after the name
+    return f"'{Path(core).name}'{path[len(core):]}"

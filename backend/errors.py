@@ -15,3 +15,11 @@ class NotFoundError(MemoryReelError):
 
 class QueryError(MemoryReelError):
     """A SQL query was refused or failed; nothing was changed."""
+
+
+class SettingsError(MemoryReelError):
+    """An environment variable holds a value MemoryReel cannot use; the message names it."""
+
+
+class UsageError(MemoryReelError):
+    """The command line itself is wrong (unknown command, missing or malformed argument)."""

@@ -166,6 +166,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
     models = models or ModelSet(settings)
     library = Library(settings.home)
     check_upload(path, settings.max_upload_mb * 2**20)
+    library.clean_leftovers()  # what killed ingests and interrupted deletes left behind
     seconds: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -180,60 +181,60 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
     with stage("hash"):
         sha256 = content_hash(path)
         video_id = video_id_for(sha256)
-    if library.has(video_id):
-        entry = library.get(video_id)
-        return IngestResult(video_id=video_id, name=entry.name, cached=True,
-                            counts=entry.table_counts(), seconds=seconds, duration=entry.duration)
-    with stage("probe"):
-        meta = decode.probe(path)
+    # One ingest per file at a time: a second caller waits here, then finds it cached.
+    with library.lock(video_id):  # cleans leftovers again when released
+        if library.has(video_id):
+            entry = library.get(video_id)
+            return IngestResult(video_id=video_id, name=entry.name, cached=True,
+                                counts=entry.counts(), seconds=seconds, duration=entry.duration)
+        with stage("probe"):
+            meta = decode.probe(path)
 
-    with library.staging(video_id) as folder:
-        source = folder / f"source{path.suffix.lower()}"
-        shutil.copyfile(path, source)
-        with stage("models"):
-            model_names = _model_names(settings, models, meta.has_audio)
-        with stage("frames"):
-            evidence = _frame_pass(source, meta, settings, models, progress)
-        seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
-        with stage("speech"):
-            speech = _transcribe(source, meta, settings, models)
-        with stage("tracks"):
-            mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
-            frames = relabel(evidence.frames, mapping)
-            colours = _merge_colours(evidence.colours, mapping)
-        with stage("describe"):
-            db = sqlite_utils.Database(folder / "video.db")
-            try:
-                create_tables(db)
-                db["video"].insert({
-                    "id": video_id, "name": path.name, "sha256": sha256, "fps": meta.fps,
-                    "frames": meta.frames, "duration": meta.duration, "width": meta.width,
-                    "height": meta.height, "has_audio": int(meta.has_audio), "codec": meta.codec,
-                    "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "models": json.dumps(model_names),
-                })
-                tracks = _write_instances(db, frames, colours, meta)
-                _write_speech(db, speech)
-                _write_ocr(db, evidence.ocr_runs)
-                episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
-                                           model_names["captions"])
-            finally:
-                db.close()
-        with stage("embed"):
-            vectors = models.embedder.embed([e.text for e in episodes])
-            episodic.write(folder, video_id, episodes, vectors)
-        with stage("preview"):
-            _write_thumbnail(source, meta, folder / "thumb.jpg")
-            if preview.needs_preview(source, meta):
-                preview.write_preview(source, meta, folder / "preview.mp4")
+        with library.staging(video_id) as folder:
+            source = folder / f"source{path.suffix.lower()}"
+            shutil.copyfile(path, source)
+            with stage("models"):
+                model_names = _model_names(settings, models, meta.has_audio)
+            with stage("frames"):
+                evidence = _frame_pass(source, meta, settings, models, progress)
+            seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
+            with stage("speech"):
+                speech = _transcribe(source, meta, settings, models)
+            with stage("tracks"):
+                mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
+                frames = relabel(evidence.frames, mapping)
+                colours = _merge_colours(evidence.colours, mapping)
+            with stage("describe"):
+                db = sqlite_utils.Database(folder / "video.db")
+                try:
+                    create_tables(db)
+                    db["video"].insert({
+                        "id": video_id, "name": path.name, "sha256": sha256, "fps": meta.fps,
+                        "frames": meta.frames, "duration": meta.duration, "width": meta.width,
+                        "height": meta.height, "has_audio": int(meta.has_audio), "codec": meta.codec,
+                        "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "models": json.dumps(model_names),
+                    })
+                    tracks = _write_instances(db, frames, colours, meta)
+                    _write_speech(db, speech)
+                    _write_ocr(db, evidence.ocr_runs)
+                    episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
+                                               model_names["captions"])
+                finally:
+                    db.close()
+            with stage("embed"):
+                vectors = models.embedder.embed([e.text for e in episodes])
+                episodic.write(folder, video_id, episodes, vectors)
+            with stage("preview"):
+                _write_thumbnail(source, meta, folder / "thumb.jpg")
+                if preview.needs_preview(source, meta):
+                    preview.write_preview(source, meta, folder / "preview.mp4")
 
-    entry = library.get(video_id)
-    counts = entry.table_counts()
-    counts["episodic"] = len(episodes)
-    seconds["total"] = time.perf_counter() - started
-    log.info("ingested %s as %s in %.1f s", path.name, video_id, seconds["total"])
-    return IngestResult(video_id=video_id, name=path.name, cached=False, counts=counts,
-                        seconds=seconds, duration=meta.duration)
+        counts = library.get(video_id).counts()
+        seconds["total"] = time.perf_counter() - started
+        log.info("ingested %s as %s in %.1f s", path.name, video_id, seconds["total"])
+        return IngestResult(video_id=video_id, name=path.name, cached=False, counts=counts,
+                            seconds=seconds, duration=meta.duration)
 
 
 def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,
@@ -449,10 +450,12 @@ def _same_scene(previous: dict, row: dict) -> bool:
             and previous["instance_ids"] == "[]")
 
 
-def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict[str, str]:
+def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
     captioner = models.captioner
     return {
         "tracker": models.tracker.name,
+        # What the detector could report at all, so an answer can tell "none seen" from "cannot see".
+        "categories": sorted(set(models.tracker.categories.values())),
         "speech": models.speech.name if settings.asr_enabled and has_audio else "",
         "ocr": models.ocr.name if settings.ocr_enabled else "",
         "captions": captioner.name if captioner is not None else "evidence",

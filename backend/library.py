@@ -4,6 +4,15 @@ A video folder appears only when its ingest has finished: ingest writes into a p
 staging folder and renames it into place in one step, so a failed or interrupted ingest leaves
 nothing behind and never touches another video's folder.
 
+Leftovers and races, across processes (POSIX file locks, released by the kernel when a process
+dies, so a killed ingest never leaves a lock held):
+
+- each staging folder `.staging/<id>-<random>/` has a sibling lock file held by its ingest;
+  `clean_leftovers()` removes the staging folders whose lock nobody holds (a killed ingest's)
+  and every `deleted-*` folder (a deleted video whose removal was interrupted);
+- `lock(video_id)` (`.locks/<id>.lock`, removed when released) makes ingests of the same file
+  take turns: the second waits, then finds the video in the library and returns it as cached.
+
     videos/<video_id>/source<ext>    the uploaded file, copied
     videos/<video_id>/video.db       symbolic memory (SQLite, see schema.py)
     videos/<video_id>/memory.lance/  episodic memory (LanceDB)
@@ -13,8 +22,13 @@ nothing behind and never touches another video's folder.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import logging
+import os
+import re
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -27,9 +41,21 @@ import sqlite_utils
 from backend.errors import NotFoundError
 from backend.schema import TABLES
 
+log = logging.getLogger(__name__)
+
 VIDEO_EXTENSIONS = {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".wmv",
                     ".flv", ".ts", ".3gp"}
 _ID_LENGTH = 16
+_VIDEO_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def check_video_id(video_id: str) -> str:
+    """`video_id` if it has the form of one (16 lowercase hex digits), else a NotFoundError:
+    an id is joined to paths under HOME, so `..` or a slash must never get that far."""
+    if not isinstance(video_id, str) or not _VIDEO_ID.fullmatch(video_id):
+        raise NotFoundError(f"'{video_id}' is not a video id: ids are 16 hex digits (0-9, a-f). "
+                            "Run `python -m backend info` to list the library.")
+    return video_id
 
 
 @dataclass(frozen=True)
@@ -74,6 +100,13 @@ class VideoEntry:
         finally:
             db.close()
 
+    def counts(self) -> dict[str, int]:
+        """Rows per table and episodic segments, as an ingest reports them."""
+        from backend import episodic  # LanceDB: imported only when counts are asked for
+
+        return {**self.table_counts(),
+                "episodic": sum(episodic.count_by_scale(self.folder).values())}
+
 
 def content_hash(path: Path) -> str:
     digest = hashlib.sha256()
@@ -92,15 +125,18 @@ class Library:
         self.home = Path(home)
         self.videos_dir = self.home / "videos"
         self._staging_dir = self.home / ".staging"
+        self._locks_dir = self.home / ".locks"
 
     def folder(self, video_id: str) -> Path:
-        return self.videos_dir / video_id
+        return self.videos_dir / check_video_id(video_id)
 
     def has(self, video_id: str) -> bool:
+        if not isinstance(video_id, str) or not _VIDEO_ID.fullmatch(video_id):
+            return False
         return (self.folder(video_id) / "video.db").is_file()
 
     def get(self, video_id: str) -> VideoEntry:
-        if not video_id or "/" in video_id or not self.has(video_id):
+        if not self.has(check_video_id(video_id)):
             raise NotFoundError(f"No video with id '{video_id}' in the library at {self.home}. "
                                 "Run `python -m backend info` to list the library.")
         return self._entry(self.folder(video_id))
@@ -108,30 +144,78 @@ class Library:
     def list(self) -> list[VideoEntry]:
         if not self.videos_dir.is_dir():
             return []
-        entries = [self._entry(f) for f in self.videos_dir.iterdir() if (f / "video.db").is_file()]
+        entries = [self._entry(f) for f in self.videos_dir.iterdir()
+                   if _VIDEO_ID.fullmatch(f.name) and (f / "video.db").is_file()]
         return sorted(entries, key=lambda e: e.ingested_at)
 
     def delete(self, video_id: str) -> None:
-        folder = self.get(video_id).folder
-        # Rename first so a half-deleted folder is never mistaken for a video.
-        trash = self._staging_dir / f"deleted-{video_id}-{uuid.uuid4().hex[:8]}"
+        self._discard(self.get(video_id).folder)
+
+    def _discard(self, folder: Path) -> None:
+        # Rename first so a half-deleted folder is never mistaken for a video; a removal cut
+        # short leaves a `deleted-*` folder that clean_leftovers() finishes.
+        trash = self._staging_dir / f"deleted-{folder.name}-{uuid.uuid4().hex[:8]}"
         trash.parent.mkdir(parents=True, exist_ok=True)
         folder.rename(trash)
         shutil.rmtree(trash, ignore_errors=True)
+
+    @contextmanager
+    def lock(self, video_id: str) -> Iterator[None]:
+        """Held while one caller ingests `video_id`; others wait here (threads and processes).
+
+        On release it also clears leftovers, so every ingest, failed or not, ends with none;
+        the lock file and its folder are removed too, so a refused file changes nothing."""
+        path = self._locks_dir / f"{check_video_id(video_id)}.lock"
+        held = _acquire(path)
+        try:
+            yield
+        finally:
+            self.clean_leftovers()
+            _release(held, path)
 
     @contextmanager
     def staging(self, video_id: str) -> Iterator[Path]:
         """A private folder to build a video in; moved into the library only if the block succeeds."""
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         self.videos_dir.mkdir(parents=True, exist_ok=True)
-        folder = self._staging_dir / f"{video_id}-{uuid.uuid4().hex[:8]}"
-        folder.mkdir()
-        try:
-            yield folder
-            if not self.has(video_id):  # a parallel ingest of the same file may have won
-                folder.rename(self.folder(video_id))
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        folder = self._staging_dir / f"{check_video_id(video_id)}-{uuid.uuid4().hex[:8]}"
+        # The lock file exists and is held before the folder does, so clean_leftovers() never
+        # sees this folder without a live owner.
+        with open(_owner_file(folder), "a+b") as owner:
+            fcntl.flock(owner, fcntl.LOCK_EX)
+            try:
+                folder.mkdir()
+                yield folder
+                self._move_into_place(folder, video_id)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+                _unlink(_owner_file(folder))
+
+    def _move_into_place(self, folder: Path, video_id: str) -> None:
+        if self.has(video_id):  # ingested meanwhile by a caller that did not take lock()
+            return
+        target = self.folder(video_id)
+        if target.exists():  # a folder without video.db is not a video: set it aside
+            log.warning("replacing incomplete video folder %s", target)
+            self._discard(target)
+        folder.rename(target)
+
+    def clean_leftovers(self) -> int:
+        """Remove staging folders no live process owns and interrupted deletions; returns how many."""
+        if not self._staging_dir.is_dir():
+            return 0
+        removed = 0
+        for path in sorted(self._staging_dir.iterdir()):
+            if path.name.startswith("deleted-") and path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)  # garbage whoever started removing it
+                removed += 1
+            elif path.is_dir() and _remove_if_unowned(path):
+                removed += 1
+            elif path.suffix == ".lock" and not path.with_suffix("").exists():
+                _remove_if_unowned(path.with_suffix(""))  # an owner file left without its folder
+        if removed:
+            log.info("removed %d leftover folder(s) from %s", removed, self._staging_dir)
+        return removed
 
     @staticmethod
     def _entry(folder: Path) -> VideoEntry:
@@ -143,3 +227,57 @@ class Library:
         return VideoEntry(video_id=row["id"], name=row["name"], duration=row["duration"],
                           width=row["width"], height=row["height"],
                           ingested_at=row["ingested_at"], folder=folder)
+
+
+def _acquire(path: Path):
+    """An open file holding an exclusive flock on `path`, the file that is at `path` now."""
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            held = open(path, "a+b")
+        except FileNotFoundError:
+            continue  # the folder was removed between mkdir and open: make it again
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            current = os.stat(path).st_ino == os.fstat(held.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            return held
+        held.close()  # the holder removed this file on release: lock the one now at `path`
+
+
+def _release(held, path: Path) -> None:
+    # Removed while still locked, so a waiter that gets this file next sees it is stale.
+    _unlink(path)
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()  # only if empty: another video's lock may be there
+    held.close()
+
+
+def _owner_file(folder: Path) -> Path:
+    return folder.with_name(folder.name + ".lock")
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _remove_if_unowned(folder: Path) -> bool:
+    """Remove a staging folder (and its owner file) unless a live process holds the owner lock."""
+    try:
+        owner = open(_owner_file(folder), "a+b")
+    except OSError:
+        return False
+    with owner:
+        try:
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # an ingest is building it right now
+        existed = folder.exists()
+        shutil.rmtree(folder, ignore_errors=True)
+        _unlink(_owner_file(folder))
+        return existed

@@ -15,8 +15,13 @@ Why a child process: llama.cpp in the same process as decord breaks (decord's bu
 runtime makes llama.cpp's std::random_device fail, then crash), an xllamacpp shutdown can hang
 at exit, and a native crash in the LLM must not take the web app down with it.
 
-The server binds 127.0.0.1 only and requires a random API key, because llama.cpp allows every
-CORS origin: without a key any web page open in a browser could use it.
+The server binds 127.0.0.1 only and requires a random API key on every route but `/health`
+(llama.cpp keeps that one public, and this xllamacpp has no option to change it; it reveals
+only that a server is up). llama.cpp answers every CORS origin by default, so any page open in
+a browser could read its replies: CORS is limited to the server's own origin, where no page is
+served (the web UI is off), credentials are not allowed, and the /slots endpoint (which shows
+cached prompts) is off. A Unix socket would hide it from browsers entirely, but was not tried:
+the OpenAI client in models/llm.py connects over TCP.
 """
 
 from __future__ import annotations
@@ -165,6 +170,11 @@ def _serve(args: argparse.Namespace) -> None:
     params.cache_prompt = True
     params.cache_ram_mib = args.cache_ram_mib  # host-memory cache of evicted slot prompts
     params.ui = False
+    # Browsers may read replies only for pages from the server's own origin, which serves none.
+    params.cors_origins = f"http://{args.host}:{args.port}"
+    params.cors_origins_explicit = True
+    params.cors_credentials = False
+    params.endpoint_slots = False
     params.verbosity = args.verbosity
     try:
         server = xllamacpp.Server(params)  # noqa: F841 - serves from its own threads while alive

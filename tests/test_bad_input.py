@@ -86,10 +86,13 @@ def test_bad_file_gets_specific_message_and_library_unchanged(kind, tmp_path, se
     bad = _make_bad(kind, tmp_path)
     before = _snapshot(settings.home)
     assert Library(settings.home).list(), "the library should hold a video already"
-    with pytest.raises(InputError, match=BAD_CASES[kind]):
+    with pytest.raises(InputError, match=BAD_CASES[kind]) as refused:
         ingest(bad, settings)
+    # The reason and the file's name only: no folder path (decord and FFmpeg put one in theirs).
+    assert str(tmp_path) not in str(refused.value)
     assert _snapshot(settings.home) == before
     assert not list((settings.home / ".staging").glob("*"))
+    assert not (settings.home / ".locks").exists()
 
 
 def test_model_failure_mid_ingest_leaves_no_half_written_video(tmp_path, settings, monkeypatch):

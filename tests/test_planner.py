@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter
 
 import pytest
+from pydantic import ValidationError
 
 from backend.agent.planner import (Node, Planner, PlannerConfig, backpropagate, choose_option,
                                    select_node, softmax)
@@ -22,15 +24,17 @@ class ScriptedLLM:
     def __init__(self, replies):
         self.replies = list(replies)
         self.prompts: list[str] = []
+        self.schemas: list = []
 
     def complete(self, messages, *, response_model=None, max_tokens=512, temperature=0.0):
         self.prompts.append(messages[-1]["content"])
+        self.schemas.append(response_model)
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply
         usage = Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=0.01)
         if isinstance(reply, dict):
-            return Reply(text=str(reply), parsed=response_model(**reply), usage=usage)
+            return Reply(text=str(reply), parsed=response_model.model_validate(reply), usage=usage)
         return Reply(text=reply, parsed=None, usage=usage)
 
 
@@ -122,7 +126,7 @@ def test_expansion_asks_for_an_action_different_from_siblings():
 
 def test_multiple_choice_answers_are_voted():
     planner, _ = make_planner([step("Answer", "1"), step("Answer", "option 2"),
-                               step("Answer", "three")], [], n_solutions=3, seed=3)
+                               step("Answer", "three")], [], n_solutions=3, seed=3, grounded=False)
     result = planner.solve("how many?", options=["two", "three", "four"])
     assert sorted(result.nodes[i].option for i in range(1, 4)) == [1, 1, 2]
     assert result.option == 1 and result.answer == "three"
@@ -139,12 +143,79 @@ def test_open_answers_are_merged_by_the_llm():
     assert result.usage.calls == 3
 
 
-def test_answer_outside_the_options_is_a_format_failure():
-    planner, _ = make_planner([step("Answer", "purple elephant")], [], n_solutions=1)
+def test_answer_outside_the_options_is_a_format_failure_of_the_old_agent():
+    planner, _ = make_planner([step("Answer", "purple elephant")], [], n_solutions=1, grounded=False)
     result = planner.solve("what colour?", options=["red", "blue"])
     assert not result.answered
     assert "not one of the options" in result.nodes[1].failure
     assert result.answer.startswith("could not answer: bad format")
+
+
+def test_the_answer_grammar_allows_only_the_options():
+    planner, _ = make_planner([], [FakeTool("Count", [])])
+    schema = planner._step_schema(["red", "blue", "red"])
+    for good in (step("Answer", "blue"), step("Answer", "red (again)"), step("Count", "anything")):
+        assert schema.model_validate(good)
+    for bad in (step("Answer", "purple elephant"), step("Answer", "1"), step("Recall", "x")):
+        with pytest.raises(ValidationError):
+            schema.model_validate(bad)
+    # The JSON schema sent to the server says the same: an enum of the options' texts.
+    assert '"enum": ["red", "blue", "red (again)"]' in json.dumps(schema.model_json_schema())
+
+
+def test_a_computed_value_that_is_an_option_answers_without_an_llm_call():
+    count = FakeTool("Count", [Observation("3 people are in view at 0.0 s: #1, #2, #5.",
+                                           value="3", support="computed")])
+    planner, llm = make_planner([step("Count", "how many people in the first frame")], [count],
+                                n_solutions=2)
+    result = planner.solve("how many people are in the first frame?",
+                           options=["two", "three", "four"])
+    assert result.option == 1 and result.answer == "three"
+    # One planner call; the answer came from the value, and the second solution was not needed.
+    assert result.usage.calls == 1 and len(llm.prompts) == 1
+    assert result.confidence["level"] == "high" and result.confidence["basis"] == "computed"
+    assert result.confidence["agreement"] == "1/1"
+
+
+def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
+    count = FakeTool("Count", [Observation("At most 1 person is in view at once.", value="1",
+                                           support="computed")])
+    planner, llm = make_planner([step("Count", "most at once"), step("Answer", "no")], [count],
+                                n_solutions=2)
+    result = planner.solve("are two people ever in view together?", options=["yes", "no"])
+    assert result.answer == "no" and len(llm.prompts) == 2
+    # Early stop: the answer rests on a computed value, so N = 2 ran one solution.
+    assert len(result.chosen_leaves) == 1 and result.confidence["basis"] == "computed"
+
+
+def test_read_evidence_does_not_stop_the_search_early():
+    what = FakeTool("What", [Observation("a description", support="read"),
+                             Observation("another description", support="read")])
+    planner, llm = make_planner([step("What", "look"), step("Answer", "yes"),
+                                 step("What", "look again"), step("Answer", "no")],
+                                [what], n_solutions=2)
+    result = planner.solve("is it raining?", options=["yes", "no"])
+    assert len(llm.prompts) == 4
+    assert result.confidence["agreement"] == "1/2" and result.confidence["level"] == "medium"
+
+
+def test_what_ingest_cannot_observe_is_said_plainly():
+    unseen = "Ingest cannot see any car: its detector knows only person. Set MEMORYREEL_DETECTOR"
+    count = FakeTool("Count", [Observation(unseen, support="unobserved")] * 2)
+    # Open question: answered by code with the reason and the setting, no second LLM call.
+    planner, llm = make_planner([step("Count", "how many cars")], [count], n_solutions=2)
+    result = planner.solve("how many cars pass?")
+    assert result.answer.startswith("I cannot tell") and "MEMORYREEL_DETECTOR" in result.answer
+    assert len(llm.prompts) == 1 and result.confidence["level"] == "low"
+    # Multiple choice: the next step may only answer (a tool step fails validation), and the
+    # pick is flagged as resting on nothing observed.
+    planner, llm = make_planner([step("Count", "how many cars"), step("Answer", "2")],
+                                [count, FakeTool("Recall", [])], n_solutions=2)
+    result = planner.solve("how many cars pass?", options=["1", "2", "3"])
+    with pytest.raises(ValidationError):
+        llm.schemas[1].model_validate(step("Recall", "cars"))
+    assert result.answer == "2" and len(llm.prompts) == 2  # no second solution either
+    assert result.confidence["basis"] == "unobserved" and result.confidence["level"] == "low"
 
 
 def test_llm_errors_become_failures_not_crashes():

@@ -74,3 +74,62 @@ def test_huge_values_are_refused(db):
 def test_row_limit_truncates(db):
     result = run(db, "SELECT * FROM detections", max_rows=3)
     assert len(result.rows) == 3 and result.truncated
+
+
+# --- limits that hold for any single call ------------------------------------------------------
+# Each of these ran for many seconds in one SQLite step before the guards (printf 20.6 s,
+# instr 8.1 s, LIKE 25 s): every one must now end quickly with a QueryError that says why.
+
+_BIG = "WITH a(s) AS (SELECT replace(hex(zeroblob(400000)), '0', 'a')) "  # 800 kB of 'a'
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("SELECT printf('%.*c', 2000000000, 'x')", "width or precision"),
+    ("SELECT printf('%.*c', 2000000000, 'x') FROM instances", "width or precision"),
+    ("SELECT printf('%2000000000d', 1)", "width or precision"),
+    ("SELECT format('%*d', 2000000000, 1)", "width or precision"),
+    ("SELECT printf('%!.200000000f', 1.5)", "width or precision"),
+    (_BIG + "SELECT instr(s || 'b', substr(s, 1, 150000) || 'b') FROM a", r"instr\(\)"),
+    (_BIG + "SELECT replace(s, substr(s, 1, 2000) || 'b', 'c') FROM a", r"replace\(\)"),
+    (_BIG + "SELECT trim(s, substr(s, 1, 1000) || 'b') FROM a", r"trim\(\)"),
+    (_BIG + "SELECT ltrim(s, substr(s, 1, 1000) || 'b') FROM a", r"ltrim\(\)"),
+    (_BIG + "SELECT s LIKE '%' || substr(s, 1, 20000) || 'b' FROM a", "patterns are limited"),
+    (_BIG + "SELECT s GLOB '*' || substr(s, 1, 20000) || 'b' FROM a", "patterns are limited"),
+    ("SELECT replace(hex(zeroblob(400000)), '0', '00')", r"replace\(\): string or blob too big"),
+    ("SELECT zeroblob(2000000000)", "too big"),
+    ("SELECT randomblob(2000000000)", "too big"),
+    ("SELECT char(" + ", ".join(["1114111"] * 300) + ")", "too many arguments"),
+    ("SELECT zeroblob(999999), zeroblob(999999), zeroblob(999999) FROM "
+     "(WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 100) SELECT x FROM n)",
+     "larger than"),
+    ("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 3000000) "
+     "SELECT x FROM n ORDER BY randomblob(16) LIMIT 1", "longer than"),
+    ("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 1000) "
+     "SELECT count(*) FROM n AS a, n AS b, n AS c", "longer than"),
+])
+def test_expensive_single_calls_are_refused_in_time(db, sql, reason):
+    limit = 1.0
+    started = time.monotonic()
+    with pytest.raises(QueryError, match=reason):
+        run(db, sql, timeout_s=limit)
+    assert time.monotonic() - started < 3 * limit
+
+
+def test_guarded_functions_give_the_builtin_results(db):
+    result = run(db, "SELECT printf('%5.2f|%s|%-4d|%%', 3.14159, 'ab', 7), format('%03d', 5), "
+                     "printf('%.*c', 3, 'x'), instr('hello', 'l'), replace('abc', 'b', 'x'), "
+                     "trim('  a  '), ltrim('xxa', 'x'), rtrim('axx', 'x'), instr(NULL, 'a'), "
+                     "'Abc' LIKE 'a%', 'abc' GLOB 'a*'")
+    assert result.rows == [(" 3.14|ab|7   |%", "005", "xxx", 3, "axc", "a", "a", "a", None, 1, 1)]
+
+
+def test_the_limit_holds_even_when_one_step_never_returns(db, monkeypatch):
+    # A function that sleeps stands for any single step the VM cannot interrupt: the caller
+    # still gets its answer at the limit, not when the step ends.
+    import backend.sql_runner as runner
+
+    monkeypatch.setitem(runner._GUARDS, "instr", lambda args: time.sleep(3))
+    started = time.monotonic()
+    with pytest.raises(QueryError, match="longer than 0.5 s"):
+        run(db, "SELECT instr('a', 'a')", timeout_s=0.5)
+    assert time.monotonic() - started < 1.5

@@ -1,15 +1,17 @@
 """Answer one question about one library video: LLM, tools, memory and planner wired together.
 
-One answer: rewrite a follow-up into a standalone question (short-term chat memory) -> rate it
-and replay semantic and procedural memory -> plan with the tools -> validate the answer and
-learn from it. Learning's LLM calls are counted apart from answering's.
+One answer: rewrite a follow-up into a standalone question (short-term chat memory) -> replay
+semantic and procedural memory (rating the question only when that can change what is
+replayed) -> plan with the tools -> validate the answer and learn from it. Learning's LLM calls
+are counted apart from answering's, and with `learn_now=False` they wait until the caller has
+shown the answer (`Answer.learn()`), so learning never delays it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable
 
@@ -46,9 +48,19 @@ class Answer:
     chosen_leaves: list[int] = field(default_factory=list)
     usage: dict = field(default_factory=dict)   # answering only; learning's is in memory.learned
     memory: dict = field(default_factory=dict)  # C(q), P(q), E(q), k_s, k_p, replayed, learned
+    confidence: dict = field(default_factory=dict)  # level, basis, agreement, explanation
+    pending_learning: Callable[[], dict] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "pending_learning"}
+
+    def learn(self) -> dict | None:
+        """Learn from this answer now, if that was left for later; returns what was learned."""
+        if self.pending_learning is None:
+            return self.memory.get("learned")
+        pending, self.pending_learning = self.pending_learning, None
+        self.memory["learned"] = pending()
+        return self.memory["learned"]
 
 
 def llm_for(settings: Settings) -> ChatModel:
@@ -71,7 +83,8 @@ def llm_for(settings: Settings) -> ChatModel:
 def planner_config(settings: Settings, n_solutions: int | None = None) -> PlannerConfig:
     return PlannerConfig(n_solutions=n_solutions or settings.n_solutions,
                          max_depth=settings.max_steps, max_llm_calls=settings.max_llm_calls,
-                         max_seconds=settings.max_answer_seconds)
+                         max_seconds=settings.max_answer_seconds,
+                         grounded=settings.agent == "grounded")
 
 
 class _Standalone(BaseModel):
@@ -82,10 +95,11 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         n_solutions: int | None = None, llm: ChatModel | None = None,
         document: tuple[str, str] | None = None, history: list[tuple[str, str]] | None = None,
         memory: MemoryOptions | None = None,
-        on_step: Callable[[Node], None] | None = None) -> Answer:
+        on_step: Callable[[Node], None] | None = None, learn_now: bool = True) -> Answer:
     """Plan, call tools and answer. LLM faults never raise: they become 'could not answer: ...'.
 
     history: earlier (question, answer) turns of this chat, oldest first.
+    learn_now: False leaves learning to `Answer.learn()`, for callers that show the answer first.
     """
     entry = Library(settings.home).get(video_id)
     started = time.monotonic()
@@ -98,7 +112,8 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     embedder = embedder_for(settings)
     ctx = ToolContext(video_id=video_id, db_path=entry.db_path, memory_folder=entry.folder,
                       llm=llm, embed=embedder.embed, usage=usage,
-                      sql_timeout_s=settings.sql_timeout_s, sql_max_rows=settings.sql_max_rows)
+                      sql_timeout_s=settings.sql_timeout_s, sql_max_rows=settings.sql_max_rows,
+                      typed_queries=settings.agent == "grounded")
     turns = (history or [])[-settings.chat_turns:] if settings.chat_turns > 0 else []
     standalone = _standalone(question, turns, ctx)
     context = [prompts.chat_context(turns)] if turns else []
@@ -107,8 +122,9 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     vector = embedder.embed([standalone])[0]
     config = planner_config(settings, n_solutions)
     if memory.enabled:
-        recalled = recall(standalone, vector, video_id, store, memory, assess(standalone, ctx),
-                          settings.replay_min_similarity)
+        recalled = recall(standalone, vector, video_id, store, memory,
+                          lambda: assess(standalone, ctx), settings.replay_min_similarity,
+                          always_rate=not config.grounded)
         trace.update(recalled.trace())
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r["kind"] == "semantic" for r in recalled.replayed)
@@ -118,7 +134,8 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     planner = Planner(tools, ctx, config, on_step=on_step)
     result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c))
     evidence = [{"node": n.id, "tool": n.action, "input": n.action_input,
-                 "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids}
+                 "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids,
+                 "sql": n.sql, "value": n.value, "support": n.support}
                 for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
@@ -126,9 +143,11 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
                     answered=result.answered, times=result.times,
                     instance_ids=result.instance_ids, evidence=evidence, tree=result.tree(),
                     chosen_leaves=result.chosen_leaves, usage=_usage_dict(usage, started),
-                    memory=trace)
+                    memory=trace, confidence=result.confidence)
     if memory.learn:
-        trace["learned"] = _learn(answer, trace.get("task_type", "descriptive"), vector, store, ctx)
+        answer.pending_learning = lambda: _learn(answer, trace.get("task_type"), vector, store, ctx)
+        if learn_now:
+            answer.learn()
     return answer
 
 
@@ -144,12 +163,16 @@ def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -
     return rewritten.strip() or question
 
 
-def _learn(answer: Answer, task_type: str, vector, store: MemoryStore, ctx: ToolContext) -> dict:
+def _learn(answer: Answer, task_type: str | None, vector, store: MemoryStore,
+           ctx: ToolContext) -> dict:
     if not answer.answered:
         return {"verdict": "skipped", "reason": "not answered", "usage": {}}
     learning = replace(ctx, usage=Usage())
     started = time.monotonic()
     try:
+        if not task_type:  # not rated before answering: the workflow still needs its type
+            task_type = assess(answer.standalone_question, learning).task_type
+            answer.memory["task_type"] = task_type
         lesson = learn(answer, task_type, vector, store, learning)
     except Exception as e:  # a memory fault must never cost the user the answer just given
         log.exception("learning from the answer failed")

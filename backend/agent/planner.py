@@ -12,6 +12,17 @@ observation); a leaf also carries an answer or a failure. Each of N iterations:
 
 Then the non-failure answers are merged: a vote for multiple choice, an LLM summary otherwise.
 The public DoraemonGPT code rewarded failures positively and never merged its answers.
+
+Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent side by side):
+- with options, the Answer step's JSON grammar allows only an option's text, so a multiple-choice
+  answer cannot fail on format;
+- a tool's computed value that equals exactly one option (after number words and case) answers
+  by code, without an LLM call; an open question about something ingest cannot observe is
+  answered by code with the reason;
+- early stop: once a solution's answer rests on a computed value, the other N - 1 iterations
+  are skipped (as they are when a replayed fact answers at once);
+- each answer carries a confidence: the agreement of the N leaves and the basis of the chosen
+  one (computed, read, memory, none, unobserved).
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, RootModel, create_model
 
 from backend.agent import prompts
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
@@ -47,6 +58,7 @@ class PlannerConfig:
     seed: int = 0
     # Replayed facts can answer a question outright; then the other iterations are not needed.
     stop_on_direct_answer: bool = False
+    grounded: bool = True      # option grammar, answers from computed values, early stop
 
 
 @dataclass
@@ -66,6 +78,9 @@ class Node:
     children: list[int] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     instance_ids: list[int] = field(default_factory=list)
+    sql: str = ""
+    value: str = ""            # a tool's computed value
+    support: str = ""          # a tool's: computed, read, none, unobserved; an answer's basis
 
     @property
     def is_leaf(self) -> bool:
@@ -81,6 +96,7 @@ class PlanResult:
     chosen_leaves: list[int]
     usage: Usage
     seconds: float
+    confidence: dict = field(default_factory=dict)
 
     def tree(self) -> list[dict]:
         return [asdict(n) for n in self.nodes]
@@ -151,8 +167,49 @@ def choose_option(text: str, options: list[str]) -> int | None:
     return best if overlaps[best] >= 0.6 and overlaps.count(overlaps[best]) == 1 else None
 
 
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _normalised(text: str) -> str:
+    words = re.findall(r"[\w']+", text.lower())
+    words = [_NUMBER_WORDS.get(w, w) for w in words if w not in ("a", "an", "the")]
+    return " ".join(words)
+
+
+def option_for_value(value: str, options: list[str]) -> int | None:
+    """The one option that says exactly what a tool computed ('3' and 'three', 'bottom right'),
+    or None when none or several do."""
+    if not value:
+        return None
+    wanted = _normalised(value)
+    matches = [i for i, o in enumerate(options) if _normalised(o) == wanted]
+    return matches[0] if len(matches) == 1 else None
+
+
+def option_labels(options: list[str]) -> list[str]:
+    """Options as the grammar's enum: their texts, made distinct where two are written alike."""
+    labels: list[str] = []
+    for option in options:
+        label = option.strip() or "(empty)"
+        while label in labels:
+            label += " (again)"
+        labels.append(label)
+    return labels
+
+
 class _Budget(Exception):
     pass
+
+
+@dataclass
+class _Question:
+    """What every step of one question needs."""
+
+    text: str
+    options: list[str] | None
+    context: str
+    started: float
 
 
 class Planner:
@@ -162,32 +219,45 @@ class Planner:
         self.ctx = ctx
         self.config = config or PlannerConfig()
         self.on_step = on_step or (lambda node: None)
-        self._step_model = self._step_schema(exclude=None)
 
-    def _step_schema(self, exclude: str | None) -> type[BaseModel]:
-        actions = tuple(a for a in (*self.tools, ANSWER) if a != exclude)
+    def _step_schema(self, options: list[str] | None,
+                     exclude: str | tuple[str, ...] | None = None) -> type[BaseModel]:
+        excluded = (exclude,) if isinstance(exclude, str) else exclude or ()
+        tools = tuple(a for a in self.tools if a not in excluded)
         # Length caps go into the JSON grammar: small models otherwise ramble until cut off.
-        return create_model(
-            "Step", thought=(str, Field(max_length=160)), action=(Literal[actions], ...),
-            action_input=(str, Field(max_length=240)))
+        thought = (str, Field(max_length=120))
+        tool_input = (str, Field(max_length=240))
+        if not options or not self.config.grounded:
+            actions = tuple(a for a in (*tools, ANSWER) if a not in excluded)
+            return create_model("Step", thought=thought, action=(Literal[actions], ...),
+                                action_input=tool_input)
+        answer = create_model("AnswerStep", thought=thought, action=(Literal[ANSWER], ...),
+                              action_input=(Literal[tuple(option_labels(options))], ...))
+        if not tools:
+            return answer
+        use_tool = create_model("ToolStep", thought=thought, action=(Literal[tools], ...),
+                                action_input=tool_input)
+        return RootModel[use_tool | answer]  # type: ignore[valid-type]
 
     def solve(self, question: str, options: list[str] | None = None, context: str = "") -> PlanResult:
-        started = time.monotonic()
+        q = _Question(question, options, context, time.monotonic())
         rng = random.Random(self.config.seed)
         nodes = [Node(id=0, parent=None, depth=0, thought=question)]
         leaves: list[int] = []
         for iteration in range(self.config.n_solutions):
-            if self._exhausted(started):
+            if self._exhausted(q.started):
                 break
             selected = nodes[0] if iteration == 0 else select_node(nodes, rng, self.config.max_depth)
-            leaf = self._expand_and_run(nodes, selected, question, options, context, started)
+            leaf = self._expand_and_run(nodes, selected, q)
             for node in path_to(nodes, leaf.id):
                 node.visits += 1
             backpropagate(nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
             leaves.append(leaf.id)
-            if self.config.stop_on_direct_answer and leaf.depth == 1 and leaf.failure is None:
-                break
+            if leaf.failure is None and (
+                    (self.config.stop_on_direct_answer and leaf.depth == 1)
+                    or (self.config.grounded and leaf.support in ("computed", "unobserved"))):
+                break  # another path cannot do better than a computed value, or see the unseeable
         good = [i for i in leaves if nodes[i].failure is None]
         answer, option, chosen = self._merge(nodes, good, question, options)
         if not good:
@@ -195,19 +265,43 @@ class Planner:
             answer = f"could not answer: {reasons}"
         return PlanResult(answer=answer, option=option, answered=bool(good), nodes=nodes,
                           chosen_leaves=chosen, usage=self.ctx.usage,
-                          seconds=time.monotonic() - started)
+                          seconds=time.monotonic() - q.started,
+                          confidence=confidence(nodes, good, chosen, len(leaves)))
 
-    def _expand_and_run(self, nodes, selected, question, options, context, started) -> Node:
+    def _expand_and_run(self, nodes: list[Node], selected: Node, q: _Question) -> Node:
         avoid = [f"{nodes[c].action}({nodes[c].action_input})" for c in selected.children]
-        node = self._step(nodes, selected, question, options, context, avoid, started)
+        node = self._step(nodes, selected, q, avoid)
         while not node.is_leaf:
             if node.depth >= self.config.max_depth:
                 node.failure = f"no answer within {self.config.max_depth} steps"
                 break
-            node = self._step(nodes, node, question, options, context, [], started)
+            node = self._computed_answer(nodes, node, q) or self._step(nodes, node, q, [])
         return node
 
-    def _step(self, nodes, parent, question, options, context, avoid, started) -> Node:
+    def _computed_answer(self, nodes: list[Node], parent: Node, q: _Question) -> Node | None:
+        """An answer code can give from the last observation, without an LLM call: the option
+        that equals a computed value, or, for an open question, why it cannot be observed."""
+        if not self.config.grounded:
+            return None
+        if q.options and parent.support == "computed" and \
+                (i := option_for_value(parent.value, q.options)) is not None:
+            thought = f"the computed value '{parent.value}' is option {i}"
+            return self._add_answer(nodes, parent, thought, q.options[i], i, "computed")
+        if not q.options and parent.support == "unobserved":
+            return self._add_answer(nodes, parent, "the tables cannot hold this",
+                                    f"I cannot tell from this video's memory. {parent.observation}",
+                                    None, "unobserved")
+        return None
+
+    def _add_answer(self, nodes, parent, thought, answer, option, basis) -> Node:
+        node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1, thought=thought,
+                    action=ANSWER, action_input=answer, answer=answer, option=option, support=basis)
+        nodes.append(node)
+        parent.children.append(node.id)
+        self.on_step(node)
+        return node
+
+    def _step(self, nodes: list[Node], parent: Node, q: _Question, avoid: list[str]) -> Node:
         node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1)
         nodes.append(node)
         parent.children.append(node.id)
@@ -216,27 +310,30 @@ class Planner:
                     "observation": n.observation} for n in path]
         earlier = {(n.action, n.action_input.lower()) for n in path}
 
-        def ask(avoid: list[str], schema: type[BaseModel]) -> BaseModel:
-            if self._exhausted(started):
+        def ask(avoid: list[str], exclude: str | tuple[str, ...] | None = None):
+            if self._exhausted(q.started):
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
-                                                question, options, history, avoid, context)
-            step = self.ctx.complete(messages, response_model=schema).parsed
+                                                q.text, q.options, history, avoid, q.context)
+            step = self.ctx.complete(messages, response_model=self._step_schema(q.options, exclude)).parsed
+            step = getattr(step, "root", step)
             step.action_input = step.action_input.strip()
             return step
 
+        # Once ingest is known not to observe what the question needs, no tool can help:
+        # a multiple-choice question goes straight to its (flagged) best guess.
+        only_answer = self.config.grounded and q.options and parent.support == "unobserved"
         try:
-            step = ask(avoid, self._step_model)
+            step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:
                 # Small models often call the tool that has just answered once more; asked
                 # again without that tool, they usually answer from the observation they have.
-                step = ask(avoid + [f"{step.action}({step.action_input})"],
-                           self._step_schema(exclude=step.action))
-            elif step.action == ANSWER and not options and (unquoted := unquoted_numbers(
-                    step.action_input, "\n".join([question, context, *(n.observation for n in path)]))):
+                step = ask(avoid + [f"{step.action}({step.action_input})"], exclude=step.action)
+            elif step.action == ANSWER and not q.options and (unquoted := unquoted_numbers(
+                    step.action_input, "\n".join([q.text, q.context, *(n.observation for n in path)]))):
                 # Numbers in a free answer must come from the question or an observation.
                 step = ask(avoid + [f"Answer({step.action_input}), whose {', '.join(unquoted)} "
-                                    "is in no observation"], self._step_model)
+                                    "is in no observation"])
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
@@ -247,17 +344,23 @@ class Planner:
         if (node.action, node.action_input.lower()) in earlier:
             node.failure = f"repeated step: {node.action}({node.action_input})"
         elif node.action == ANSWER:
-            self._finish(node, options)
+            self._finish(node, path, q.options)
         else:
             self._observe(node, self.tools[node.action].run(node.action_input, self.ctx))
         self.on_step(node)
         return node
 
-    def _finish(self, node: Node, options: list[str] | None) -> None:
+    def _finish(self, node: Node, path: list[Node], options: list[str] | None) -> None:
+        node.support = basis(path)
+        if node.support == "none" and self.config.stop_on_direct_answer:
+            node.support = "memory"  # answered from the replayed facts in its prompt
         if not node.action_input:
             node.failure = "bad format: empty answer"
         elif options:
-            node.option = choose_option(node.action_input, options)
+            if self.config.grounded:
+                node.option = option_labels(options).index(node.action_input)
+            else:
+                node.option = choose_option(node.action_input, options)
             if node.option is None:
                 node.failure = f"bad format: '{node.action_input}' is not one of the options"
             else:
@@ -269,6 +372,7 @@ class Planner:
     def _observe(node: Node, observation: Observation) -> None:
         node.observation = observation.text
         node.times, node.instance_ids = observation.times, observation.instance_ids
+        node.sql, node.value, node.support = observation.sql, observation.value, observation.support
         if not observation.ok:
             node.failure = f"tool error: {observation.text}"
 
@@ -293,3 +397,42 @@ class Planner:
     def _exhausted(self, started: float) -> bool:
         return (self.ctx.usage.calls >= self.config.max_llm_calls
                 or time.monotonic() - started >= self.config.max_seconds)
+
+
+def basis(path: list[Node]) -> str:
+    """What an answer after these steps rests on: the last observation's support ('computed',
+    'read', 'none', 'unobserved'), or 'none' when no tool was called."""
+    observed = [n for n in path if n.action and n.action != ANSWER and n.failure is None]
+    if not observed:
+        return "none"
+    last = observed[-1]
+    if any(n.support == "unobserved" for n in observed) and last.support != "computed":
+        return "unobserved"
+    return last.support or "read"
+
+
+_BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the model's reading of "
+                "what the tools returned", "none": "no evidence", "unobserved": "nothing: ingest "
+                "could not observe what the question needs", "memory": "facts from earlier answers"}
+
+
+def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> dict:
+    """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
+
+    high: computed and every answered leaf agrees; low: no evidence, unobservable, or a minority
+    answer; medium otherwise.
+    """
+    if not chosen:
+        return {"level": "none", "basis": "none", "agreement": f"0/{tried}", "explanation":
+                "no candidate answer"}
+    leaf_basis = nodes[chosen[0]].support or "none"
+    agree = len(chosen) / len(good)
+    if leaf_basis in ("none", "unobserved") or agree < 0.5:
+        level = "low"
+    elif leaf_basis == "computed" and agree == 1.0:
+        level = "high"
+    else:
+        level = "medium"
+    return {"level": level, "basis": leaf_basis, "agreement": f"{len(chosen)}/{len(good)}",
+            "explanation": f"{len(chosen)} of {len(good)} candidate answers agree; the answer "
+                           f"rests on {_BASIS_WORDS.get(leaf_basis, leaf_basis)}."}

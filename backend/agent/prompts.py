@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from backend.agent.queries import OPERATIONS
 from backend.schema import SCHEMA_DOC
 
 # name -> (what the sub-task tool is for, few-shot (question, SQL) examples)
@@ -88,6 +89,46 @@ _EXAMPLES = {
              '{"thought": "the tool counted 2", "action": "Answer", '
              '"action_input": "Two cars are in view at 5 seconds."}'),
 }
+
+
+_TYPED_SYSTEM = """You turn a question about a video into a query form that code answers from the
+video's tables (tracked objects, speech, on-screen text, descriptions over time).
+operation, one of:
+{operations}
+target: the object asked about as the question names it ('person', 'car', '#3' for object 3), or
+'' for any object. time: the time as the question says it ('at 10 s', '1:10', 'the start', 'the
+first frame', 'the end'), or '' if it gives none. until: the end of an interval, or ''. words:
+words the question quotes to find in speech or on-screen text, or ''. Never invent a time or words
+the question does not give.
+Reply as JSON: {{"operation": ..., "target": ..., "time": ..., "until": ..., "words": ...}}.""".format(
+    operations="\n".join(f"- {name}: {purpose}" for name, purpose in OPERATIONS.items()))
+
+# (tool, question, operation, target, time, until, words): one shared list, so every sub-task
+# tool sends the same prompt prefix and the server's prompt cache serves them all.
+_TYPED_EXAMPLES = [
+    ("Count", "How many people are visible at 10 seconds?", "in_view", "people", "10 seconds", "", ""),
+    ("Count", "What is the largest number of cars in view at once?", "most_at_once", "cars", "", "", ""),
+    ("Count", "How many different people appear?", "count_distinct", "people", "", "", ""),
+    ("Count", "Is the street empty at the end?", "in_view", "", "the end", "", ""),
+    ("When", "When does person 6 first appear?", "first_appearance", "#6", "", "", ""),
+    ("When", "When is the word hello said?", "speech", "", "", "", "hello"),
+    ("What", "Which word is spoken at 1:12?", "speech", "", "1:12", "", ""),
+    ("What", "What text is shown on the screen at the start?", "screen_text", "", "the start", "", ""),
+    ("What", "What is object 3 wearing?", "appearance", "#3", "", "", ""),
+    ("How", "Which way do the people walk?", "movement", "people", "", "", ""),
+    ("Why", "Why does the person stop between 8 and 16 seconds?", "timeline", "person", "8 s", "16 s", ""),
+    ("Other", "What is the video's frame rate?", "sql", "", "", "", ""),
+]
+
+
+def typed_query_messages(tool: str, question: str) -> list[dict]:
+    messages = [{"role": "system", "content": _TYPED_SYSTEM}]
+    for example_tool, q, operation, target, time, until, words in _TYPED_EXAMPLES:
+        messages += [{"role": "user", "content": f"{example_tool} question: {q}"},
+                     {"role": "assistant", "content": json.dumps(
+                         {"operation": operation, "target": target, "time": time, "until": until,
+                          "words": words})}]
+    return messages + [{"role": "user", "content": f"{tool} question: {question}"}]
 
 
 def sql_messages(tool: str, purpose: str, examples: list[tuple[str, str]], question: str) -> list[dict]:

@@ -1,8 +1,9 @@
 """The tools the planner can call. Each takes a short text input and returns an Observation.
 
-- Sub-task tools (When, Why, What, How, Count, Other): LLM sub-agents that write SQL over the
-  video's tables, run it through the read-only runner, retry once on an SQL error, and answer
-  their sub-question from the rows (DoraemonGPT section 2.1).
+- Sub-task tools (When, Why, What, How, Count, Other): LLM sub-agents over the video's tables
+  (DoraemonGPT section 2.1). Each first fills a typed query (backend/agent/queries.py) whose
+  value code computes and states; when no operation fits, it writes SQL, runs it through the
+  read-only runner, retries once on an SQL error, and answers from the rows.
 - Recall: iterative search of the video's memories (episodic at any scale, checked facts,
   tables) until enough is found.
 - Knowledge tools (plug-ins, DoraemonGPT section 2.2): `DocumentTool` searches a text document
@@ -22,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel, Field, create_model
 
 from backend import episodic
-from backend.agent import prompts
+from backend.agent import prompts, queries
 from backend.errors import QueryError
 from backend.sql_runner import run_query
 from models.llm import ChatModel, LLMError, Reply, Usage
@@ -47,6 +48,8 @@ class Observation:
     instance_ids: list[int] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     sql: str = ""
+    value: str = ""                        # the computed answer to the tool's input, if any
+    support: queries.Support = "read"      # computed by code, read by a model, nothing, unobservable
 
 
 @dataclass
@@ -61,6 +64,10 @@ class ToolContext:
     usage: Usage
     sql_timeout_s: float = 2.0
     sql_max_rows: int = 200
+    typed_queries: bool = True   # False: sub-agents write SQL from scratch (the old agent)
+
+    def tables(self) -> queries.VideoTables:
+        return queries.VideoTables(self.db_path, self.sql_timeout_s, self.sql_max_rows)
 
     def complete(self, messages: list[dict], response_model: type[BaseModel] | None = None,
                  max_tokens: int = 200) -> Reply:
@@ -182,10 +189,11 @@ class SubAnswer(BaseModel):
                         max_length=300)
 
 
-def _quote_schema(rows: list[tuple]) -> type[BaseModel]:
-    """A reply that can only be one of the cells the LLM was shown, written as it saw them."""
+def _quote_schema(rows: list[tuple]) -> type[BaseModel] | None:
+    """A reply that can only be one of the cells the LLM was shown, written as it saw them;
+    None when every cell is empty (there is nothing to quote)."""
     values = tuple(dict.fromkeys(c for row in rows[:_ROWS_IN_PROMPT] for v in row if (c := _cell(v))))
-    return create_model("Quote", value=(Literal[values], ...))
+    return create_model("Quote", value=(Literal[values], ...)) if values else None
 
 
 @dataclass
@@ -197,6 +205,30 @@ class SqlSubTaskTool:
     examples: list[tuple[str, str]]
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
+        if not ctx.typed_queries:
+            return self.write_sql(tool_input, ctx)
+        try:
+            query = ctx.complete(prompts.typed_query_messages(self.name, tool_input),
+                                 response_model=queries.TypedQuery, max_tokens=90).parsed
+        except LLMError as e:
+            return Observation(text=f"LLM error: {e}", ok=False)
+        if query.operation == "sql":
+            written = self.write_sql(tool_input, ctx)
+            if written.ok:
+                return written
+            # Rather than end the chain on a query the model could not write, give it the
+            # descriptions to read.
+            query = queries.TypedQuery(operation="timeline", target="", time="", until="", words="")
+            result = queries.compute(query, tool_input, ctx.tables())
+            result.text = f"{written.text}\nThe descriptions instead:\n{result.text}"
+        else:
+            result = queries.compute(query, tool_input, ctx.tables())
+        return Observation(text=result.text, times=sorted(set(result.times or [])),
+                           instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
+                           sql=result.sql, value=result.value, support=result.support)
+
+    def write_sql(self, tool_input: str, ctx: ToolContext) -> Observation:
+        """DoraemonGPT's sub-agent: SQL written by the LLM, rows read back by the LLM."""
         messages = prompts.sql_messages(self.name, self.description, self.examples, tool_input)
         try:
             query = self._ask(ctx, messages, SqlQuery)
@@ -226,12 +258,13 @@ class SqlSubTaskTool:
             table = format_rows(result.columns, result.rows, result.truncated)
             answer = self._ask(ctx, prompts.sub_answer_messages(tool_input, query.sql, table),
                                SubAnswer)
-            if unquoted := unquoted_numbers(answer.answer, f"{tool_input}\n{table}"):
+            unquoted = unquoted_numbers(answer.answer, f"{tool_input}\n{table}")
+            if unquoted and (quote_schema := _quote_schema(result.rows)):
                 # Asked to fix it in words, a small model repeats itself; asked afresh to pick a
                 # value from the rows (the JSON grammar allows nothing else), it quotes.
                 log.info("sub-answer %r quotes %s, which no row holds", answer.answer, unquoted)
                 quote = self._ask(ctx, prompts.quote_messages(tool_input, query.sql, table),
-                                  _quote_schema(result.rows))
+                                  quote_schema)
                 answer = SubAnswer(answer=prompts.rows_give(tool_input, quote.value))
         except QueryError as e:
             return Observation(text=f"SQL failed twice: {e}", ok=False, sql=query.sql)

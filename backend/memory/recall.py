@@ -4,13 +4,19 @@ Semantic entries (this video's checked facts) and procedural entries (tool plans
 are found by the similarity of their stored question to the new one, at least
 `replay_min_similarity`; the decision pattern of the question's task type comes with them.
 Every replayed entry's count goes up by one.
+
+The LLM's rating P(q) and task type cost one call, and they only decide how many of the
+candidates above the threshold are kept (k is 1 to 5) and which pattern comes along. So the
+call is made only when that can change what is replayed: more than one candidate in a memory,
+or a decision pattern to choose. Otherwise C(q) is computed with P(q) = 0 and the trace says
+the rating was not needed; learning rates the question after the answer, off the answer's path.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -41,6 +47,7 @@ class Recall:
     task_type: str
     replayed: list[dict] = field(default_factory=list)
     context: str = ""
+    rated: bool = True          # False: P(q) could not change the replay, so it was not asked
 
     def trace(self) -> dict:
         shown = {k: v for k, v in asdict(self).items() if k != "context"}
@@ -58,26 +65,36 @@ def assess(question: str, ctx: ToolContext) -> Assessment:
         return Assessment(task_type="descriptive", complexity=0.0)
 
 
+_K_MAX = 5  # replay_k's largest k
+
+
 def recall(question: str, question_vector: np.ndarray, video_id: str, store: MemoryStore,
-           options: MemoryOptions, assessment: Assessment, min_similarity: float) -> Recall:
+           options: MemoryOptions, rate: Callable[[], Assessment], min_similarity: float,
+           always_rate: bool = False) -> Recall:
+    """rate: the LLM's rating, called only when it can change the replay (or always_rate)."""
+    facts = plans = []
+    if options.semantic:
+        facts = store.search(kind="semantic", video_id=video_id, k=_K_MAX,
+                             min_similarity=min_similarity, vector=question_vector)
+    if options.procedural:
+        plans = store.search(kind="procedural", k=_K_MAX, min_similarity=min_similarity,
+                             vector=question_vector)
+    patterns = options.procedural and store.count("pattern") > 0
+    choices = not options.fixed_k and (len(facts) > 1 or len(plans) > 1)
+    rated = always_rate or patterns or choices
+    assessment = rate() if rated else Assessment(task_type="descriptive", complexity=0.0)
     e = keyword_entropy(question)
     c = complexity(assessment.complexity, e)
     k_s, k_p = options.fixed_k or (replay_k(c), replay_k(c))
-    facts = plans = []
-    if options.semantic and k_s:
-        facts = store.search(kind="semantic", video_id=video_id, k=k_s,
-                             min_similarity=min_similarity, vector=question_vector)
-    if options.procedural and k_p:
-        plans = store.search(kind="procedural", k=k_p, min_similarity=min_similarity,
-                             vector=question_vector)
-    pattern = store.pattern(assessment.task_type) if options.procedural else None
+    facts, plans = facts[:k_s], plans[:k_p]
+    pattern = store.pattern(assessment.task_type) if patterns else None
     replayed = [_replayed(h) for h in facts + plans]
     if pattern:
         replayed.append(_replayed({**pattern, "similarity": None}))
     store.count_replays(replayed)
     return Recall(p=assessment.complexity, e=e, complexity=c, k_s=k_s, k_p=k_p,
-                  task_type=assessment.task_type, replayed=replayed,
-                  context=prompts.memory_context(facts, plans, pattern))
+                  task_type=assessment.task_type if rated else "", replayed=replayed,
+                  context=prompts.memory_context(facts, plans, pattern), rated=rated)
 
 
 def _replayed(hit: dict) -> dict:

@@ -87,6 +87,8 @@ class MemoryStore:
 
     def _table(self, kind: str, create_dim: int | None = None):
         name = _TABLES[kind]
+        if create_dim is None and not (self.path / "memory.lance").is_dir():
+            return None  # nothing stored yet; reading must not create the folder
         try:
             return self._db.open_table(name)
         except ValueError:  # not created yet: no entry of this kind was ever stored
@@ -229,7 +231,7 @@ class MemoryStore:
 
     def get(self, entry_id: str) -> dict:
         if entry_id.startswith("episodic:"):
-            _, video_id, _, _ = entry_id.split(":", 3)
+            video_id = _episodic_video_id(entry_id)
             found = [e for e in self._episodic_rows(video_id) if e["id"] == entry_id]
         else:
             found = []
@@ -263,6 +265,10 @@ class MemoryStore:
             return entries
         # Only these entries' counts: this runs on every search, the table grows with every replay.
         ids = [e["id"] for e in entries]
+        if not (self.path / "replays.db").is_file():  # nothing replayed yet: create nothing
+            for e in entries:
+                e["replays"] = 0
+            return entries
         db = self._replays()
         try:
             counts = {r["id"]: r["replays"] for r in db.query(
@@ -302,6 +308,16 @@ class MemoryStore:
         if "similarity" in row:
             entry["similarity"] = row["similarity"]
         return entry
+
+
+def _episodic_video_id(entry_id: str) -> str:
+    """The video id in an episodic entry id (see `episodic_id`), or an InputError saying the form."""
+    parts = entry_id.split(":", 3)
+    if len(parts) != 4 or not all(parts[1:]):
+        raise InputError(f"'{entry_id}' is not an episodic memory id: they look like "
+                         "episodic:<video_id>:<scale>:<start seconds>, as `memory list "
+                         "--type episodic --video VIDEO_ID` prints them.")
+    return parts[1]
 
 
 def _quote(value: str) -> str:

@@ -1,0 +1,50 @@
+"""The chat's flow of one answer: shown as soon as it is ready, learning after it."""
+
+from __future__ import annotations
+
+import threading
+
+from app import chat
+from backend.agent.ask import Answer
+from backend.config import load
+
+
+def _answer(learning_started: threading.Event, release: threading.Event) -> Answer:
+    answer = Answer(video_id="v", question="q", standalone_question="q", options=None,
+                    answer="3 people", option=None, answered=True, times=[1.0], instance_ids=[1],
+                    evidence=[], tree=[], memory={"enabled": True},
+                    confidence={"level": "high", "basis": "computed", "agreement": "1/1",
+                                "explanation": "1 of 1 candidate answers agree"})
+
+    def slow_learning() -> dict:
+        learning_started.set()
+        assert release.wait(30), "the test never released learning"
+        return {"verdict": "valid", "reason": "the count matches", "usage": {}}
+
+    answer.pending_learning = slow_learning
+    return answer
+
+
+def test_the_answer_is_shown_before_learning_and_the_turn_updated_after(monkeypatch):
+    learning_started, release = threading.Event(), threading.Event()
+    monkeypatch.setattr(chat, "answer_first",
+                        lambda *args, **kwargs: _answer(learning_started, release))
+    updates = chat.converse("v", "how many people?", "", [], [], load())
+    for messages, turns, selected in updates:
+        if turns:
+            break
+    # The answer is on screen while learning has not finished (it is blocked right now).
+    assert not release.is_set() and "3 people" in messages[-1]["content"]
+    assert "Confidence high" in messages[-1]["content"]
+    assert "learned" not in turns[-1]["answer"]["memory"]
+    release.set()
+    messages, turns, selected = next(updates)
+    assert learning_started.is_set()
+    assert turns[-1]["answer"]["memory"]["learned"]["verdict"] == "valid"
+    assert next(updates, None) is None
+
+
+def test_a_guess_without_evidence_is_flagged_in_the_chat():
+    line = chat.confidence_line({"level": "low", "basis": "unobserved", "agreement": "1/1",
+                                 "explanation": "the answer rests on nothing"})
+    assert "Not supported by evidence" in line and "Confidence low" in line
