@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -14,6 +15,8 @@ from backend.ingest import STAGES, IngestResult, check_upload, ingest
 from backend.library import Library
 from backend.memory.store import MemoryStore
 
+log = logging.getLogger(__name__)
+
 _STORES: dict[Path, MemoryStore] = {}
 _STORES_GUARD = threading.Lock()
 
@@ -23,10 +26,10 @@ StageReport = Callable[[str, float | None], None]
 
 def ingest_upload(file_path: str | None, settings: Settings,
                   report: StageReport | None = None) -> IngestResult:
-    """Check the upload (type, size) before anything is written, then ingest it."""
+    """Check the upload (type, size) before anything is written, then ingest it. The uploaded
+    copy in Gradio's cache is removed afterwards, ingested or rejected: the library keeps its own."""
     if not file_path:
         raise InputError("Choose a video file first.")
-    check_upload(Path(file_path), settings.max_upload_mb * 2**20)
     order = list(STAGES)
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -34,7 +37,26 @@ def ingest_upload(file_path: str | None, settings: Settings,
             step = order.index(stage) + 1
             report(f"{step}/{len(order)} {STAGES[stage]}", done / total if total else None)
 
-    return ingest(Path(file_path), settings, progress=progress)
+    try:
+        check_upload(Path(file_path), settings.max_upload_mb * 2**20)
+        return ingest(Path(file_path), settings, progress=progress)
+    finally:
+        _remove_upload(Path(file_path))
+
+
+def _remove_upload(path: Path) -> None:
+    """Delete `path` if Gradio uploaded it (a file in its cache); never a file of the user's."""
+    from gradio.utils import get_upload_folder
+
+    cache = Path(get_upload_folder()).resolve()
+    try:
+        resolved = path.resolve()
+        if resolved.is_relative_to(cache) and resolved.is_file():
+            resolved.unlink()
+            if resolved.parent != cache and not any(resolved.parent.iterdir()):
+                resolved.parent.rmdir()  # Gradio keeps each upload in a folder of its own
+    except OSError as e:
+        log.warning("could not remove the uploaded copy %s: %s", path, e)
 
 
 def parse_options(text: str | None) -> list[str] | None:

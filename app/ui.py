@@ -51,7 +51,9 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                 gr.update(choices=views.library_choices(library), value=selected),
                 views.library_note(library), [e.video_id for e in entries])
 
-    with gr.Blocks(title="MemoryReel") as demo:
+    # Uploads are removed once ingested or rejected (api.ingest_upload); whatever else lands in
+    # Gradio's cache (key frames, figures) is swept hourly and when the server restarts.
+    with gr.Blocks(title="MemoryReel", delete_cache=(3600, 3600)) as demo:
         prefs = gr.State(settings)
         turns = gr.State([])
         selected_turn = gr.State(None)

@@ -100,8 +100,9 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     """Every question of the file asked by each agent in `agents`, one after the other in one
     run, each with its own empty memory (so the first answers learn, as a new user's would).
 
-    Seconds to the answer are wall-clock from the question to the answer, learning excluded;
-    learning's seconds are reported apart.
+    Seconds to the answer are wall-clock from the question to the answer, learning excluded
+    (and the embedded LLM server's start-up, done before the first question); learning's
+    seconds are reported apart.
     """
     from backend.agent.ask import ask
     from backend.ingest import ingest
@@ -112,6 +113,9 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     video_ids = {}
     for name in dict.fromkeys(r["video"] for r in rows):
         video_ids[name] = ingest(videos / name, settings).video_id
+    from backend.agent.ask import check_llm
+
+    check_llm(settings)  # start the embedded server first: its start-up is no answer's time
     runs = {}
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-memory-") as memory_root:
         for agent in agents:

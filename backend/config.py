@@ -202,8 +202,22 @@ def load() -> Settings:
     for f in fields(Settings):
         values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"])
     settings = Settings(**values)
+    _check_choices(settings)
     _check_folders(settings)
     return settings
+
+
+# Settings with a fixed set of values: a typo is refused at load, not deep inside a run.
+_CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "transformers"),
+            "llm_size": ("1.5b", "0.5b")}
+
+
+def _check_choices(settings: Settings) -> None:
+    for name, allowed in _CHOICES.items():
+        value = getattr(settings, name)
+        if value not in allowed:
+            env = Settings.__dataclass_fields__[name].metadata["env"]
+            raise SettingsError(f"{env} must be one of {', '.join(allowed)}, not {value!r}.")
 
 
 def _check_folders(settings: Settings) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 import socket
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from gradio.utils import get_upload_folder
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError, AuthenticationError
 
@@ -78,6 +80,7 @@ def test_bad_upload_is_a_readable_error_and_writes_nothing(server, client, tmp_p
     assert re.search(expected, message, re.IGNORECASE), message
     assert "Traceback" not in message and 'File "' not in message
     assert _library_ids(settings) == before
+    assert not list(Path(get_upload_folder()).rglob(name))  # the rejected upload is gone
 
 
 def test_ingest_then_ask_through_gradio_client(server, client):
@@ -86,6 +89,7 @@ def test_ingest_then_ask_through_gradio_client(server, client):
     assert re.fullmatch(r"[0-9a-f]{16}", result["video_id"])
     assert result["name"] == CLIP and result["counts"]["instances"] >= 3
     assert result["video_id"] in _library_ids(settings)
+    assert not list(Path(get_upload_folder()).rglob(CLIP))  # the library keeps its own copy
 
     question = "how many people are in the first frame"
     answer = client.predict(result["video_id"], question, "\n".join(OPTIONS), api_name="/ask")

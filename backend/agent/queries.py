@@ -383,13 +383,12 @@ def _appearance_edge(first: bool):
     def edge(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
         if unseen := _unseen(tables, target):
             return unseen
+        # "the first person after 10 s": one still in view then or appearing later.
         after = f" AND i.last_seen >= {span.start}" if span and first else ""
-        sql = (f"SELECT i.id, i.category, i.first_seen, i.last_seen, i.appearance FROM instances i "
-               f"WHERE 1 = 1{_instance_sql(target)}{after} ORDER BY i.{column} {order} LIMIT 1")
-        rows = tables.rows(sql)
+        sql, rows = _instance_rows(tables, target, "i.id, i.category, i.first_seen, i.last_seen, "
+                                   "i.appearance", f"i.{column} {order} LIMIT 1", where=after)
         if not rows:
-            return Result(f"No {target.label} appears in the video.", value="none", sql=sql,
-                          rows=[], support="computed")
+            return _none_appears(target, sql)
         r = rows[0]
         t = r[column]
         who = f"#{r['id']} ({r['appearance']})"
@@ -414,11 +413,10 @@ _DIRECTIONS = {"moves left to right": "left to right", "moves right to left": "r
 def movement(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
     if unseen := _unseen(tables, target):
         return unseen
-    sql = (f"SELECT i.id, i.category, i.action, i.first_seen, i.last_seen FROM instances i "
-           f"WHERE 1 = 1{_instance_sql(target)} ORDER BY i.id")
-    rows = tables.rows(sql)
+    sql, rows = _instance_rows(tables, target, "i.id, i.category, i.action, i.first_seen, "
+                                               "i.last_seen", "i.id")
     if not rows:
-        return Result(f"No {target.label} appears in the video.", sql=sql, rows=[], support="none")
+        return _none_appears(target, sql)
     if target.instance is not None:
         r = rows[0]
         path = _path(tables, r["id"])
@@ -440,6 +438,17 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
                   instance_ids=[r["id"] for r in rows])
 
 
+def _instance_rows(tables: VideoTables, target: Target, columns: str, order: str,
+                   where: str = "") -> tuple[str, list[dict]]:
+    sql = (f"SELECT {columns} FROM instances i WHERE 1 = 1{_instance_sql(target)}{where} "
+           f"ORDER BY {order}")
+    return sql, tables.rows(sql)
+
+
+def _none_appears(target: Target, sql: str) -> Result:
+    return Result(f"No {target.label} appears in the video.", value="none", sql=sql, rows=[])
+
+
 def _direction_words(action: str) -> str:
     return _DIRECTIONS.get((action or "").strip(), (action or "").strip())
 
@@ -457,11 +466,10 @@ def _path(tables: VideoTables, instance_id: int) -> str:
 def appearance(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
     if unseen := _unseen(tables, target):
         return unseen
-    sql = (f"SELECT i.id, i.category, i.appearance, i.first_seen FROM instances i "
-           f"WHERE 1 = 1{_instance_sql(target)} ORDER BY i.first_seen LIMIT 20")
-    rows = tables.rows(sql)
+    sql, rows = _instance_rows(tables, target, "i.id, i.category, i.appearance, i.first_seen",
+                               "i.first_seen LIMIT 20")
     if not rows:
-        return Result(f"No {target.label} appears in the video.", sql=sql, rows=[], support="none")
+        return _none_appears(target, sql)
     listed = "; ".join(f"#{r['id']}: {r['appearance']}" for r in rows)
     value = rows[0]["appearance"] if len(rows) == 1 else ""
     return Result(f"Colours measured from the boxes: {listed}.", value=value, sql=sql, rows=rows,

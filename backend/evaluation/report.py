@@ -191,14 +191,17 @@ def _run_section(folder: Path, output: Path) -> str:
              "### Accuracy by question type", "", accuracy_table(s["types"], "type"), "",
              "### Cost per answer", "", cost_table(s["cost_per_answer"]), "",
              "### Every question (in the order asked)", "",
-             "| # | question | type | truth | predicted | right | LLM calls | s | replayed | error |",
-             "|---:|---|---|---|---|---|---:|---:|---:|---|"]
+             "| # | question | type | truth | predicted | right | confidence | LLM calls | s | "
+             "replayed | error |",
+             "|---:|---|---|---|---|---|---|---:|---:|---:|---|"]
     for r in sorted(records, key=lambda r: r.get("position", 0)):
         truth = r["truth"] if r["truth"] is not None else r["truth_text"]
         predicted = r["predicted"] if r["truth"] is not None else (r["predicted_text"] or "")[:60]
         error = (r["error"] or "")[:80].replace("|", "/")
+        # Runs from before answers carried a confidence have none.
+        confidence = f"{r['confidence']} ({r['basis']})" if r.get("confidence") else ""
         parts.append(f"| {r.get('position', '')} | {r['key']}: {r['question']} | {r['type']} | "
-                     f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | "
+                     f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | {confidence} | "
                      f"{r['llm_calls']} | {r['seconds']} | {r['replayed']} | {error} |")
     if (folder / "chart.png").is_file():
         parts[4:4] = [f"![accuracy per group]({_relative(folder / 'chart.png', output)})", ""]

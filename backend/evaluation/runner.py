@@ -217,7 +217,7 @@ def _blank_record(q: Question) -> dict:
             "llm_seconds": 0.0, "other_seconds": 0.0, "seconds": 0.0, "learn_llm_calls": 0,
             "learn_prompt_tokens": 0, "learn_completion_tokens": 0, "learn_llm_seconds": 0.0,
             "learn_verdict": None, "tree_size": 0, "replayed": 0, "replayed_kinds": {},
-            "k_s": None, "k_p": None, "complexity": None,
+            "k_s": None, "k_p": None, "complexity": None, "confidence": None, "basis": None,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -231,7 +231,9 @@ def _fill(record: dict, q: Question, answer: dict) -> None:
                   tree_size=len(answer.get("tree") or []), replayed=len(replayed),
                   replayed_kinds=dict(Counter(r.get("kind") for r in replayed)),
                   learn_verdict=learned.get("verdict"), k_s=memory.get("k_s"),
-                  k_p=memory.get("k_p"), complexity=memory.get("complexity"))
+                  k_p=memory.get("k_p"), complexity=memory.get("complexity"),
+                  confidence=(answer.get("confidence") or {}).get("level"),
+                  basis=(answer.get("confidence") or {}).get("basis"))
     for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds", "other_seconds"):
         record[key] = usage.get(key, 0)
     for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds"):
