@@ -115,6 +115,10 @@ class Settings:
         "MEMORYREEL_ASR_MODEL", "", str,
         "faster-whisper model path or name; empty = Whisper base assembled from PyPI parts.")
     ocr_enabled: bool = _setting("MEMORYREEL_OCR", True, bool, "Run OCR on sampled frames.")
+    motion_enabled: bool = _setting(
+        "MEMORYREEL_MOTION", True, bool,
+        "Track moving objects of any kind by background subtraction (static cameras only; "
+        "skipped, and recorded as such, when the camera moves).")
     asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
     captioner: str = _setting(
         "MEMORYREEL_CAPTIONER", "evidence", str,

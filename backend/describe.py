@@ -57,6 +57,23 @@ def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarra
     return f"{upper} {category}" if upper == lower else f"{upper} and {lower} {category}"
 
 
+def moving_object(upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None,
+                  area: float, aspect: float) -> str:
+    """A moving object in measurements only, e.g. 'large white moving object, wider than tall':
+    area is the median box area as a share of the frame, aspect the median width / height."""
+    size = "small" if area < 0.005 else "medium" if area < 0.05 else "large"
+    colours = [] if upper_rgb is None or lower_rgb is None else \
+        list(dict.fromkeys([colour_name(upper_rgb), colour_name(lower_rgb)]))
+    shape = "wider than tall" if aspect > 1.3 else "taller than wide" if aspect < 0.77 else "about as wide as tall"
+    return f"{size} {' and '.join(colours) + ' ' if colours else ''}moving object, {shape}"
+
+
+def path(points: list[TrackPoint]) -> str:
+    """Where a track enters and leaves the frame, e.g. 'from the bottom left to the top right'."""
+    start, end = where(points[0]), where(points[-1])
+    return f"at the {start}" if start == end else f"from the {start} to the {end}"
+
+
 def motion(points: list[TrackPoint]) -> str:
     """How a track moves over its life: direction across the frame, towards or away, or still."""
     if len(points) < 2:

@@ -15,7 +15,7 @@ import shutil
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +31,7 @@ from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, relabel
+from models.motion import CATEGORY as MOVING
 from models.types import SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,12 @@ class _FrameEvidence:
     ocr_runs: list[tuple[float, int, list[TextItem]]] = field(default_factory=list)
     captions: list[tuple[float, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    motion: str = "off"   # what tracked moving objects, or why nothing did
+    motion_tracked: bool = False
+
+
+# Raw ids of moving-object tracks start here, apart from the person tracker's.
+_MOTION_IDS = 1_000_000
 
 
 class ModelSet:
@@ -93,6 +100,12 @@ class ModelSet:
     @property
     def embedder(self):
         return embedder_for(self.settings)
+
+    def motion(self):
+        """A fresh moving-object tracker: its background model belongs to one video."""
+        from models.motion import MotionTracker
+
+        return MotionTracker()
 
     @property
     def captioner(self):
@@ -197,6 +210,9 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 model_names = _model_names(settings, models, meta.has_audio)
             with stage("frames"):
                 evidence = _frame_pass(source, meta, settings, models, progress)
+            model_names["motion"] = evidence.motion
+            if evidence.motion_tracked:
+                model_names["categories"] = sorted({*model_names["categories"], MOVING})
             seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
             with stage("speech"):
                 speech = _transcribe(source, meta, settings, models)
@@ -242,6 +258,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     evidence = _FrameEvidence()
     tracker = models.tracker
     tracker.reset()
+    motion = models.motion() if settings.motion_enabled else None
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
     indices = decode.sample_indices(meta, settings.track_fps)
@@ -250,10 +267,16 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     for n, (index, t, frame) in enumerate(decode.iter_frames(source, meta, indices)):
         mark = time.perf_counter()
         detections = tracker.track(frame)
+        evidence.seconds["track"] += time.perf_counter() - mark
+        if motion is not None:
+            mark = time.perf_counter()
+            moving = motion.track(frame, people=[d.box for d in detections])
+            # Their own id range: clean_tracks renumbers everything together afterwards.
+            detections = detections + [replace(d, track_id=d.track_id + _MOTION_IDS) for d in moving]
+            evidence.seconds["motion"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         for d in detections:
             evidence.colours[d.track_id].append(_box_colours(frame, d.box))
-        evidence.seconds["track"] += time.perf_counter() - mark
 
         if reader is not None and t >= next_ocr:
             thumb = _grey_thumb(frame)
@@ -278,6 +301,13 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             evidence.seconds["caption"] += time.perf_counter() - mark
             next_caption = t + settings.segment_seconds
         progress("frames", n + 1, len(indices))
+    if motion is not None and motion.camera_moving:
+        # Background subtraction sees the whole frame move: its blobs are no objects.
+        evidence.frames = [(i, t, [d for d in dets if d.track_id < _MOTION_IDS])
+                           for i, t, dets in evidence.frames]
+    evidence.motion = "off" if motion is None else \
+        "skipped: the camera moves" if motion.camera_moving else motion.name
+    evidence.motion_tracked = motion is not None and not motion.camera_moving
     return evidence
 
 
@@ -354,12 +384,20 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
     for instance_id, (category, points) in sorted(tracks.items()):
         upper, lower = colours.get(instance_id, (None, None))
         first_frame, last_frame = first_last[instance_id]
+        if category == MOVING:  # no class to name: say what was measured
+            boxes = [(r["x2"] - r["x1"], r["y2"] - r["y1"]) for r in rows
+                     if r["instance_id"] == instance_id]
+            area = float(np.median([w * h for w, h in boxes])) / (meta.width * meta.height)
+            aspect = float(np.median([w / max(h, 1.0) for w, h in boxes]))
+            looks = describe.moving_object(upper, lower, area, aspect)
+            action = f"{describe.motion(points)}, {describe.path(points)}"
+        else:
+            looks, action = describe.appearance(category, upper, lower), describe.motion(points)
         instance_rows.append({
             "id": instance_id, "category": category, "first_seen": round(points[0].t, 3),
             "last_seen": round(points[-1].t, 3), "first_frame": first_frame,
             "last_frame": last_frame, "frame_count": len(points),
-            "appearance": describe.appearance(category, upper, lower),
-            "action": describe.motion(points),
+            "appearance": looks, "action": action,
         })
     db["instances"].insert_all(instance_rows)
     db["detections"].insert_all(rows, batch_size=2000)

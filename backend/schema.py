@@ -18,7 +18,9 @@ video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, 
 instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_frame INTEGER,
           last_frame INTEGER, frame_count INTEGER, appearance TEXT, action TEXT)
   -- one row per tracked object (space-dominant memory); ids are 1..K in order of appearance;
-  -- category e.g. 'person'; action describes its motion, e.g. 'walks left to right'.
+  -- category e.g. 'person', or 'moving object' (anything that moved in front of a static
+  -- camera: appearance gives its measured size, colour and shape); action describes its
+  -- motion, e.g. 'moves left to right'.
 detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
            confidence REAL)
   -- one row per instance per sampled frame: its trajectory. People in view at time T:

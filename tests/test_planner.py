@@ -286,6 +286,17 @@ def test_repeating_an_earlier_step_again_is_a_failure():
     assert len(count.inputs) == 1 and len(other.inputs) == 1
 
 
+def test_with_options_a_second_repeat_is_asked_for_an_answer_instead():
+    count, other = FakeTool("Count", [Observation("5 people")]), FakeTool("Other", [Observation("?")])
+    planner, llm = make_planner([step("Count", "a"), step("Other", "b"), step("Other", "b"),
+                                 step("Count", "a"), step("Answer", "5")], [count, other],
+                                n_solutions=1)
+    result = planner.solve("how many people?", options=["4", "5"])
+    assert result.answered and result.answer == "5"
+    with pytest.raises(ValidationError):  # the last ask offered no tool at all
+        llm.schemas[-1].model_validate(step("Count", "a"))
+
+
 def test_sql_filters_on_guessed_values_are_caught():
     from backend.agent.tools import guessed_literals
     assert guessed_literals("SELECT word FROM speech_words WHERE word LIKE 'hello'",

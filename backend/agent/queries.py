@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from backend.agent.timephrases import Span, resolve
 from backend.errors import QueryError
 from backend.sql_runner import QueryResult, run_query
+from models.motion import CATEGORY as MOVING
 
 OPERATIONS: dict[str, str] = {
     "in_view": "the objects in view at a time or during an interval: their number and ids",
@@ -206,6 +207,8 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
                        tables.duration, bare_number=True))
     target = parse_target(query.target)
     operation = _OPERATIONS[query.operation]
+    if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
+        return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
     if query.operation in _COUNTS and result.support == "computed" and result.value.isdigit():
         _answer_yes_no(result, question, span, at_once=query.operation == "most_at_once")
@@ -213,6 +216,29 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
 
 
 _COUNTS = {"in_view", "most_at_once", "count_distinct"}
+_OBJECT_OPERATIONS = _COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
+
+
+def _moving_stand_in(tables: VideoTables, target: Target) -> Target | None:
+    """For a kind the detector cannot name (a car, when it knows only people), the moving
+    objects background subtraction tracked, if it ran: they may be what the question means."""
+    if tables.unseen_category(target) and MOVING in tables.categories:
+        return Target(None, MOVING, MOVING)
+    return None
+
+
+def _through_moving_objects(operation, tables: VideoTables, target: Target, stand_in: Target,
+                            span: Span | None, words: str) -> Result:
+    """The operation over moving objects, said to be a stand-in: the model judges (support
+    'read'), since a moving object may or may not be a {target}."""
+    result = operation(tables, stand_in, span, words.strip())
+    result.text = (f"Ingest does not recognise {plural(2, target.label).split(' ', 1)[1]} (its "
+                   f"detector knows only {', '.join(c for c in tables.categories if c != MOVING)}), "
+                   f"but it tracked things that moved and are not people, with their size, colour "
+                   f"and path measured; they may be what the question means. " + result.text)
+    if result.support == "computed":
+        result.support = "read"
+    return result
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|would)\b")
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}

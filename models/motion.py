@@ -1,0 +1,116 @@
+"""Moving objects of any kind, for a static camera: OpenCV background subtraction, blobs, ByteTrack.
+
+No detector that knows cars, bottles or bicycles ships on PyPI, but on a fixed camera anything
+that moves stands out from the background. MOG2 models the background (shadows marked apart and
+dropped), the foreground mask is cleaned and its connected blobs become boxes, and the same
+ByteTrack the person tracker uses links them over time. A blob that overlaps a person box is the
+person, not a new object, so it is left out. Categories are never invented: every track is a
+"moving object", and backend/ measures its size, colour and path.
+
+When the camera itself moves, most of the frame changes at once: then the tracker says so
+(`camera_moving`) and reports nothing, since background subtraction has nothing to stand on.
+
+Usage:
+    motion = MotionTracker()
+    for frame in frames:                                  # H x W x 3 uint8 RGB
+        moving = motion.track(frame, people=[d.box for d in person_detections])
+    motion.camera_moving                                  # True once the camera was seen moving
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.types import Detection
+
+CATEGORY = "moving object"
+_WORK_WIDTH = 320          # frames are shrunk to this width: blobs need no detail
+_HISTORY = 50              # frames of background memory: 10 s at 5 sampled fps
+_MIN_AREA = 0.002          # of the frame: smaller blobs are noise, leaves, compression
+_MAX_AREA = 0.5            # larger blobs are a lighting change or a camera move
+_PERSON_OVERLAP = 0.3      # a blob this much inside a person box is that person
+_CAMERA_MOVING = 0.45      # foreground share of the frame that means the camera moved
+_MOVING_FRAMES = 0.3       # share of frames like that before the whole video counts as moving
+_WARMUP = 3                # first frames: the background model is still being learnt
+
+
+class MotionTracker:
+    """Tracks moving blobs frame by frame; `reset()` before each video."""
+
+    name = "OpenCV MOG2 background subtraction + ByteTrack"
+
+    def __init__(self):
+        import cv2
+
+        self._cv2 = cv2
+        self.reset()
+
+    def reset(self) -> None:
+        from ultralytics.trackers.byte_tracker import BYTETracker
+        from ultralytics.utils import IterableSimpleNamespace
+
+        self._subtractor = self._cv2.createBackgroundSubtractorMOG2(
+            history=_HISTORY, varThreshold=25, detectShadows=True)
+        self._tracker = BYTETracker(IterableSimpleNamespace(
+            tracker_type="bytetrack", track_high_thresh=0.3, track_low_thresh=0.1,
+            new_track_thresh=0.4, track_buffer=10, match_thresh=0.9, fuse_score=False))
+        self._frames = 0
+        self._moving_frames = 0
+
+    @property
+    def camera_moving(self) -> bool:
+        return self._frames > _WARMUP and self._moving_frames > _MOVING_FRAMES * (self._frames - _WARMUP)
+
+    def track(self, frame_rgb: np.ndarray, people: list[tuple[float, float, float, float]] = ()
+              ) -> list[Detection]:
+        """Moving blobs in this frame, tracked; boxes in source pixels; none while warming up or
+        once the camera is known to move."""
+        cv2 = self._cv2
+        height, width = frame_rgb.shape[:2]
+        scale = _WORK_WIDTH / width if width > _WORK_WIDTH else 1.0
+        small = cv2.resize(frame_rgb, (round(width * scale), round(height * scale)),
+                           interpolation=cv2.INTER_AREA) if scale < 1 else frame_rgb
+        mask = self._subtractor.apply(cv2.GaussianBlur(small, (5, 5), 0))
+        self._frames += 1
+        if self._frames <= _WARMUP:
+            return []
+        mask = (mask > 200).astype(np.uint8)  # 127 marks shadows
+        if mask.mean() > _CAMERA_MOVING:
+            self._moving_frames += 1
+        if self.camera_moving:
+            return []
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
+        count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        area = mask.shape[0] * mask.shape[1]
+        boxes = []
+        for x, y, w, h, pixels in stats[1:count]:
+            if not (_MIN_AREA * area <= w * h <= _MAX_AREA * area):
+                continue
+            box = (x / scale, y / scale, (x + w) / scale, (y + h) / scale)
+            if any(_inside(box, person) > _PERSON_OVERLAP for person in people):
+                continue
+            # Confidence: how solid the blob is (a car fills its box; noise is sparse).
+            boxes.append((*box, min(1.0, 0.3 + pixels / (w * h)), 0))
+        return self._link(boxes, (height, width))
+
+    def _link(self, boxes: list[tuple], shape: tuple[int, int]) -> list[Detection]:
+        from ultralytics.engine.results import Boxes
+
+        data = np.array(boxes, dtype=np.float32).reshape(-1, 6)
+        tracks = self._tracker.update(Boxes(data, shape).numpy())
+        height, width = shape
+        # The Kalman filter's boxes can run past the frame's edges: keep them on screen.
+        return [Detection(track_id=int(t[4]), category=CATEGORY,
+                          box=(max(0.0, float(t[0])), max(0.0, float(t[1])),
+                               min(float(width), float(t[2])), min(float(height), float(t[3]))),
+                          confidence=float(t[5]))
+                for t in tracks if min(width, t[2]) - max(0, t[0]) > 1 and min(height, t[3]) - max(0, t[1]) > 1]
+
+
+def _inside(box, other) -> float:
+    """Share of `box`'s area that lies inside `other`."""
+    x1, y1 = max(box[0], other[0]), max(box[1], other[1])
+    x2, y2 = min(box[2], other[2]), min(box[3], other[3])
+    overlap = max(0.0, x2 - x1) * max(0.0, y2 - y1)
+    return overlap / max(1e-6, (box[2] - box[0]) * (box[3] - box[1]))
