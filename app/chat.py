@@ -90,6 +90,8 @@ def confidence_line(confidence: dict) -> str:
     text = f"Confidence {level} {_LEVEL_MARKS[level]}: {confidence.get('explanation', '')}"
     if confidence.get("basis") in ("unobserved", "none"):
         text = "⚠ Not supported by evidence, a best guess. " + text
+    elif confidence.get("basis") == "proxy":
+        text = "⚠ From a stand-in for what was asked, a best guess. " + text
     return f'<span class="mr-confidence mr-{level}">{html.escape(text)}</span>'
 
 

@@ -267,3 +267,16 @@ def test_what_ingest_cannot_see_is_said_and_the_guess_flagged(ingested, agent_se
     assert guess.answered and guess.option is not None  # a pick, flagged as a guess
     assert guess.confidence["basis"] == "unobserved" and guess.confidence["level"] == "low"
     assert guess.usage["llm_calls"] <= 4
+
+
+def test_rows_with_nothing_to_quote_do_not_crash_the_sub_agent(ingested, library_settings):
+    # Seen on a new clip: a sub-answer with a number no row holds, over rows whose cells are all
+    # empty, built an enum of no values and raised instead of answering.
+    entry = _entry(ingested, library_settings, "mot15_TUD-Campus.mp4")
+    llm = ScriptedLLM([{"sql": "SELECT NULL AS reading FROM video"},
+                       {"answer": "The reading is 2007."}])
+    ctx = ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
+                      llm=llm, embed=None, usage=Usage())
+    tool = next(t for t in sub_task_tools() if t.name == "What")
+    observation = tool.write_sql("what is the reading?", ctx)
+    assert observation.ok and "2007" in observation.text and not llm.replies

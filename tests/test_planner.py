@@ -350,3 +350,15 @@ def test_a_free_answer_with_a_number_from_nowhere_is_asked_again():
                                 n_solutions=1)
     assert planner.solve("which date?", options=["2007-09-07", "1999-01-01"]).option == 0
     assert len(llm.prompts) == 2
+
+
+def test_a_stand_in_ends_the_search_with_a_flagged_low_confidence_answer():
+    proxy = Observation("Ingest does not recognise cars, but it tracked 5 moving objects",
+                        value="5", support="proxy")
+    planner, llm = make_planner([step("Count", "how many cars"), step("Answer", "4")],
+                                [FakeTool("Count", [proxy]), FakeTool("Recall", [])], n_solutions=2)
+    result = planner.solve("how many cars pass?", options=["3", "4", "6"])
+    assert result.answer == "4" and len(llm.prompts) == 2   # answer only, no second solution
+    with pytest.raises(ValidationError):
+        llm.schemas[1].model_validate(step("Recall", "cars"))
+    assert result.confidence["basis"] == "proxy" and result.confidence["level"] == "low"

@@ -202,6 +202,12 @@ class _Budget(Exception):
     pass
 
 
+# Supports after which another MCTS path cannot do better: the value is computed, cannot be
+# observed at all, or only a stand-in for it was observed, which every path would read the same.
+_FINAL = ("computed", "unobserved", "proxy")
+_ONLY_ANSWER = ("unobserved", "proxy")
+
+
 @dataclass
 class _Question:
     """What every step of one question needs."""
@@ -256,7 +262,7 @@ class Planner:
             leaves.append(leaf.id)
             if leaf.failure is None and (
                     (self.config.stop_on_direct_answer and leaf.depth == 1)
-                    or (self.config.grounded and leaf.support in ("computed", "unobserved"))):
+                    or (self.config.grounded and leaf.support in _FINAL)):
                 break  # another path cannot do better than a computed value, or see the unseeable
         good = [i for i in leaves if nodes[i].failure is None]
         answer, option, chosen = self._merge(nodes, good, question, options)
@@ -320,9 +326,10 @@ class Planner:
             step.action_input = step.action_input.strip()
             return step
 
-        # Once ingest is known not to observe what the question needs, no tool can help:
-        # a multiple-choice question goes straight to its (flagged) best guess.
-        only_answer = self.config.grounded and q.options and parent.support == "unobserved"
+        # Once ingest is known not to observe what the question needs (or offers only a
+        # stand-in for it), no tool can do better: a multiple-choice question goes straight to
+        # its (flagged) best guess.
+        only_answer = self.config.grounded and q.options and parent.support in _ONLY_ANSWER
         try:
             step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:
@@ -411,28 +418,31 @@ def basis(path: list[Node]) -> str:
     if not observed:
         return "none"
     last = observed[-1]
-    if any(n.support == "unobserved" for n in observed) and last.support != "computed":
-        return "unobserved"
+    for weak in ("unobserved", "proxy"):
+        if any(n.support == weak for n in observed) and last.support != "computed":
+            return weak
     return last.support or "read"
 
 
 _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the model's reading of "
-                "what the tools returned", "none": "no evidence", "unobserved": "nothing: ingest "
+                "what the tools returned", "proxy": "a stand-in: objects that may be what "
+                "was asked (e.g. moving objects for cars)", "none": "no evidence",
+                "unobserved": "nothing: ingest "
                 "could not observe what the question needs", "memory": "facts from earlier answers"}
 
 
 def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> dict:
     """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
 
-    high: computed and every answered leaf agrees; low: no evidence, unobservable, or a minority
-    answer; medium otherwise.
+    high: computed and every answered leaf agrees; low: no evidence, unobservable, a stand-in,
+    or a minority answer; medium otherwise.
     """
     if not chosen:
         return {"level": "none", "basis": "none", "agreement": f"0/{tried}", "explanation":
                 "no candidate answer"}
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
-    if leaf_basis in ("none", "unobserved") or agree < 0.5:
+    if leaf_basis in ("none", "unobserved", "proxy") or agree < 0.5:
         level = "low"
     elif leaf_basis == "computed" and agree == 1.0:
         level = "high"

@@ -45,7 +45,10 @@ OPERATIONS: dict[str, str] = {
 }
 Operation = Literal[tuple(OPERATIONS)]  # type: ignore[valid-type]
 
-Support = Literal["computed", "read", "none", "unobserved"]
+# computed: a value code computed answers the input; read: the model must read the rows;
+# proxy: about something else that may be what was asked (moving objects for cars); none:
+# nothing matched; unobserved: ingest could not have seen it.
+Support = Literal["computed", "read", "proxy", "none", "unobserved"]
 
 
 class TypedQuery(BaseModel):
@@ -230,14 +233,14 @@ def _moving_stand_in(tables: VideoTables, target: Target) -> Target | None:
 def _through_moving_objects(operation, tables: VideoTables, target: Target, stand_in: Target,
                             span: Span | None, words: str) -> Result:
     """The operation over moving objects, said to be a stand-in: the model judges (support
-    'read'), since a moving object may or may not be a {target}."""
+    'proxy'), since a moving object may or may not be a {target}."""
     result = operation(tables, stand_in, span, words.strip())
     result.text = (f"Ingest does not recognise {plural(2, target.label).split(' ', 1)[1]} (its "
                    f"detector knows only {', '.join(c for c in tables.categories if c != MOVING)}), "
                    f"but it tracked things that moved and are not people, with their size, colour "
                    f"and path measured; they may be what the question means. " + result.text)
-    if result.support == "computed":
-        result.support = "read"
+    if result.support in ("computed", "read"):
+        result.support = "proxy"
     return result
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|would)\b")
 _NUMBER_WORDS = {w: i for i, w in enumerate(
