@@ -213,7 +213,7 @@ class SqlSubTaskTool:
         except LLMError as e:
             return Observation(text=f"LLM error: {e}", ok=False)
         if query.operation == "sql":
-            written = self.write_sql(tool_input, ctx)
+            written = self.write_sql(tool_input, ctx, read_rows=False)
             if written.ok:
                 return written
             # Rather than end the chain on a query the model could not write, give it the
@@ -227,8 +227,11 @@ class SqlSubTaskTool:
                            instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
                            sql=result.sql, value=result.value, support=result.support)
 
-    def write_sql(self, tool_input: str, ctx: ToolContext) -> Observation:
-        """DoraemonGPT's sub-agent: SQL written by the LLM, rows read back by the LLM."""
+    def write_sql(self, tool_input: str, ctx: ToolContext, read_rows: bool = True) -> Observation:
+        """DoraemonGPT's sub-agent: SQL written by the LLM, rows read back by the LLM.
+
+        read_rows=False: the rows are the observation, for the planner to read, with no second
+        call to paraphrase them (the grounded agent's fallback)."""
         messages = prompts.sql_messages(self.name, self.description, self.examples, tool_input)
         try:
             query = self._ask(ctx, messages, SqlQuery)
@@ -256,6 +259,8 @@ class SqlSubTaskTool:
             if not result.rows:
                 return Observation(text=f"No rows matched (SQL: {query.sql}).", sql=query.sql)
             table = format_rows(result.columns, result.rows, result.truncated)
+            if not read_rows:
+                return self._rows(f"Rows of {query.sql}:\n{table}", query.sql, result)
             answer = self._ask(ctx, prompts.sub_answer_messages(tool_input, query.sql, table),
                                SubAnswer)
             unquoted = unquoted_numbers(answer.answer, f"{tool_input}\n{table}")
@@ -270,13 +275,19 @@ class SqlSubTaskTool:
             return Observation(text=f"SQL failed twice: {e}", ok=False, sql=query.sql)
         except LLMError as e:
             return Observation(text=f"LLM error: {e}", ok=False)
-        rows = result.as_dicts()
-        times, ids = evidence_from_rows(rows, query.sql)
-        ids = list(dict.fromkeys(ids + parse_instance_ids(answer.answer)))
         # The planner sees the first rows too, so a weak sub-answer cannot hide the data.
         preview = format_rows(result.columns, result.rows[:_ROWS_IN_OBSERVATION], False)
-        return Observation(text=f"{answer.answer}\nSQL: {query.sql}\n{preview}",
-                           times=times, instance_ids=ids, rows=rows[:_ROWS_IN_PROMPT], sql=query.sql)
+        observation = self._rows(f"{answer.answer}\nSQL: {query.sql}\n{preview}", query.sql, result)
+        observation.instance_ids = list(dict.fromkeys(observation.instance_ids +
+                                                      parse_instance_ids(answer.answer)))
+        return observation
+
+    @staticmethod
+    def _rows(text: str, sql: str, result) -> Observation:
+        rows = result.as_dicts()
+        times, ids = evidence_from_rows(rows, sql)
+        return Observation(text=text, times=times, instance_ids=ids, rows=rows[:_ROWS_IN_PROMPT],
+                           sql=sql)
 
     @staticmethod
     def _query(ctx: ToolContext, sql: str):

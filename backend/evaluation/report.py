@@ -160,8 +160,9 @@ def load_run(folder: Path) -> dict:
 
 def _run_label(run: dict) -> str:
     c = run.get("config", {})
-    return (f"{Path(run.get('questions', '?')).name}, memory {c.get('memory')}, "
-            f"N = {c.get('n_solutions')}, replay {c.get('replay')}")
+    # Runs from before MEMORYREEL_AGENT existed used the free-SQL agent.
+    return (f"{Path(run.get('questions', '?')).name}, {run.get('agent', 'sql')} agent, memory "
+            f"{c.get('memory')}, N = {c.get('n_solutions')}, replay {c.get('replay')}")
 
 
 def _notes(folder: Path) -> str:

@@ -278,7 +278,8 @@ def _run_meta(questions_path: Path, videos: Path, settings: Settings, config: Ru
         model = f"Qwen2.5-Coder-{settings.llm_size.upper()}-Instruct Q4_K_M (embedded llama.cpp)"
     return {"questions": str(Path(questions_path).resolve()), "videos": str(Path(videos).resolve()),
             "config": asdict(config), "memory_options": asdict(config.options()),
-            "model": model, "llm_threads": settings.llm_threads, "machine": _machine(),
+            "model": model, "llm_threads": settings.llm_threads, "agent": settings.agent,
+            "machine": _machine(),
             "commit": _commit(), "command": command,
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
