@@ -362,3 +362,13 @@ def test_a_stand_in_ends_the_search_with_a_flagged_low_confidence_answer():
     with pytest.raises(ValidationError):
         llm.schemas[1].model_validate(step("Recall", "cars"))
     assert result.confidence["basis"] == "proxy" and result.confidence["level"] == "low"
+
+
+def test_with_options_the_last_call_of_the_budget_is_spent_on_an_answer():
+    loop = FakeTool("When", [Observation("still looking")] * 10)
+    planner, llm = make_planner([step("When", "try 1"), step("When", "try 2"), step("Answer", "b")],
+                                [loop], n_solutions=1, max_depth=10, max_llm_calls=3)
+    result = planner.solve("when?", options=["a", "b"])
+    assert result.answered and result.answer == "b" and len(llm.prompts) == 3
+    with pytest.raises(ValidationError):
+        llm.schemas[-1].model_validate(step("When", "try 3"))

@@ -328,8 +328,10 @@ class Planner:
 
         # Once ingest is known not to observe what the question needs (or offers only a
         # stand-in for it), no tool can do better: a multiple-choice question goes straight to
-        # its (flagged) best guess.
-        only_answer = self.config.grounded and q.options and parent.support in _ONLY_ANSWER
+        # its (flagged) best guess. So it does when one call is left: an answer beats none.
+        last_call = self.config.max_llm_calls - self.ctx.usage.calls <= 1
+        only_answer = self.config.grounded and q.options and (parent.support in _ONLY_ANSWER
+                                                             or last_call)
         try:
             step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:
