@@ -260,8 +260,11 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                     video_id, question_text or "", options_text or "", messages or [],
                     turns_now or [], prefs):
                 blank = gr.skip() if cleared else ""
+                # The panels follow the answer as soon as it is there, not after learning.
+                panels = [gr.skip()] * len(panel_outputs) if selected is None else \
+                    answer_view.render(prefs, turns_next, selected)
                 yield (messages_now, turns_next, gr.skip() if selected is None else selected,
-                       blank, blank)
+                       blank, blank, *panels)
                 cleared = True
 
         @friendly
@@ -329,7 +332,7 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                              api_visibility="private")
 
         ask_inputs = [chooser, question, options_box, chatbot, turns, prefs]
-        ask_outputs = [chatbot, turns, selected_turn, question, options_box]
+        ask_outputs = [chatbot, turns, selected_turn, question, options_box, *panel_outputs]
         for trigger in (ask_button.click, question.submit):
             trigger(on_ask, inputs=ask_inputs, outputs=ask_outputs,
                     concurrency_limit=ANSWER_CONCURRENCY, concurrency_id="answer",
