@@ -134,8 +134,10 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
              turns: list[dict], settings: Settings) -> Iterator[tuple[list[dict], list[dict], int | None]]:
     """Ask in a worker thread and yield (messages, turns, selected turn) after every planner step.
 
-    The answer is shown as soon as it is ready; learning from it (validation, workflow,
-    patterns) runs afterwards in the same worker, and the turn is updated once it is done.
+    The answer is shown as soon as it is ready and the event ends there, so the next question
+    can be asked at once (Gradio ignores clicks while an event runs). Learning from the answer
+    (validation, workflow, patterns) goes on in the worker; what it learned lands in the turn's
+    `memory` dict, which the panels show when next drawn.
     """
     check_question(video_id, question)  # bad input fails before anything is shown
     options = parse_options(options_text)
@@ -155,8 +157,7 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
         finally:
             answered.set()
         try:
-            answer.learn()
-            result["learned"] = answer.as_dict()
+            answer.learn()  # fills the `memory` dict the shown turn holds
         except Exception:  # learning never costs the user the answer already shown
             log.exception("learning from an answer failed")
 
@@ -185,7 +186,3 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
     turns = [*turns, {"question": question.strip(), "options": options, "answer": answer,
                       "first": first, "last": len(messages) - 1}]
     yield messages, turns, len(turns) - 1
-    worker.join()
-    if "learned" in result:  # the panels now show what was learned
-        turns = [*turns[:-1], {**turns[-1], "answer": result["learned"]}]
-        yield messages, turns, len(turns) - 1
