@@ -95,7 +95,21 @@ def motion(points: list[TrackPoint]) -> str:
     return " and ".join(phrases)
 
 
+# What `motion` writes, in the shorter words a question uses ("which way do they go").
+DIRECTION_WORDS = {"moves left to right": "left to right", "moves right to left": "right to left",
+                   "moves up the frame": "up the frame", "moves down the frame": "down the frame",
+                   "comes towards the camera": "towards the camera",
+                   "goes away from the camera": "away from the camera",
+                   "stays in place": "stay in place", "seen briefly": "seen too briefly to tell"}
+
+
+def direction_words(action: str) -> str:
+    """One of `motion`'s phrases in a question's words; anything else as it is."""
+    return DIRECTION_WORDS.get((action or "").strip(), (action or "").strip())
+
+
 def where(point: TrackPoint) -> str:
+    """A place on screen in words: 'top left', 'bottom centre', 'centre', ..."""
     horizontal = "left" if point.cx < 1 / 3 else "right" if point.cx > 2 / 3 else "centre"
     vertical = "top" if point.cy < 1 / 3 else "bottom" if point.cy > 2 / 3 else "middle"
     return "centre" if (horizontal, vertical) == ("centre", "middle") else f"{vertical} {horizontal}"

@@ -49,8 +49,8 @@ SUB_TASKS: dict[str, tuple[str, list[tuple[str, str]]]] = {
          "SELECT MAX(n) AS most FROM (SELECT COUNT(*) AS n FROM detections GROUP BY frame)"),
     ]),
     "Other": ("any other question about the video's contents", [
-        ("Where on the screen is the text shown?",
-         "SELECT text, x1, y1, x2, y2 FROM ocr LIMIT 5"),
+        ("Where is the caption placed at 5 seconds?",
+         "SELECT text, x1, y1, x2, y2 FROM ocr WHERE t BETWEEN 4 AND 6 LIMIT 5"),
     ]),
 }
 
@@ -108,14 +108,14 @@ Reply as JSON: {{"operation": ..., "target": ..., "time": ..., "until": ..., "wo
 _TYPED_EXAMPLES = [
     ("Count", "How many people are visible at 10 seconds?", "in_view", "people", "10 seconds", "", ""),
     ("Count", "What is the largest number of cars in view at once?", "most_at_once", "cars", "", "", ""),
-    ("Count", "How many different people appear?", "count_distinct", "people", "", "", ""),
-    ("Count", "Is the street empty at the end?", "in_view", "", "the end", "", ""),
+    ("Count", "How many different dogs are seen?", "count_distinct", "dogs", "", "", ""),
+    ("Count", "Is anybody still there at the end?", "in_view", "", "the end", "", ""),
     ("When", "When does person 6 first appear?", "first_appearance", "#6", "", "", ""),
     ("When", "When is the word hello said?", "speech", "", "", "", "hello"),
     ("What", "Which word is spoken at 1:12?", "speech", "", "1:12", "", ""),
     ("What", "What text is shown on the screen at the start?", "screen_text", "", "the start", "", ""),
     ("What", "What is object 3 wearing?", "appearance", "#3", "", "", ""),
-    ("How", "Which way do the people walk?", "movement", "people", "", "", ""),
+    ("How", "In which direction do the buses drive?", "movement", "buses", "", "", ""),
     ("Why", "Why does the person stop between 8 and 16 seconds?", "timeline", "person", "8 s", "16 s", ""),
     ("Other", "What is the video's frame rate?", "sql", "", "", "", ""),
 ]
@@ -242,7 +242,7 @@ reason: one short sentence comparing the answer with the evidence.
 valid: true only if the evidence clearly supports the answer; false if it contradicts the answer,
 says something else, or does not mention it.
 summary: if valid, one short standalone sentence stating the fact, with times when known
-(e.g. 'At 40 s the speaker says "banana".'); otherwise "".
+(e.g. 'At 12 s the presenter says "welcome".'); otherwise "".
 Reply as JSON: {"reason": ..., "valid": ..., "summary": ...}."""
 
 

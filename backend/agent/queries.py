@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from backend import describe
 from backend.agent.timephrases import Span, resolve
 from backend.errors import QueryError
 from backend.sql_runner import QueryResult, run_query
@@ -192,19 +193,22 @@ class VideoTables:
         return None
 
     def position(self, row: dict) -> str:
-        """A box's place on screen in words: 'top left', 'bottom right', 'centre', ..."""
-        cx = (row["x1"] + row["x2"]) / 2 / max(1, self.video["width"])
-        cy = (row["y1"] + row["y2"]) / 2 / max(1, self.video["height"])
-        horizontal = "left" if cx < 1 / 3 else "right" if cx > 2 / 3 else "centre"
-        vertical = "top" if cy < 1 / 3 else "bottom" if cy > 2 / 3 else "middle"
-        if (horizontal, vertical) == ("centre", "middle"):
-            return "centre"
-        return f"{vertical} {horizontal}" if horizontal != "centre" else f"{vertical} centre"
+        """A pixel box's place on screen in words, as the timeline says it."""
+        return describe.where(describe.TrackPoint(
+            t=0.0, cx=(row["x1"] + row["x2"]) / 2 / max(1, self.video["width"]),
+            cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
 
 
 def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
     """Resolve the query's arguments (code first reads the time phrase in the question itself),
-    then compute. QueryError if the tables refuse; never an LLM call."""
+    then compute; never an LLM call. Tables that refuse a query give a failed result."""
+    try:
+        return _run(query, question, tables)
+    except QueryError as e:
+        return Result(f"The tables refused the query: {e}", support="none")
+
+
+def _run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
     span = (resolve(question, tables.duration)
             or resolve(f"{query.time} to {query.until}" if query.until.strip() else query.time,
                        tables.duration, bare_number=True))
@@ -249,13 +253,14 @@ _AT_ONCE = re.compile(r"\b(?:ever|at once|at the same time|together|simultaneous
 
 
 def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
-    """The count a yes/no question asks about, as (comparison, n): 'is the room empty' -> ('==',
-    0); 'is anyone there' -> ('>=', 1); 'are two people ever together' -> ('>=', 2) with
-    at_once; 'more than 3' -> ('>', 3). None for a question that is not yes/no about a count."""
+    """The count a yes/no question asks about, as (comparison, n): 'is the hall deserted' ->
+    ('==', 0); 'is anybody on the stairs' -> ('>=', 1); 'are 4 dogs ever together' -> ('>=', 4)
+    with at_once; 'more than 3' -> ('>', 3). None for a question that is not yes/no about a
+    count."""
     said = " ".join(question.lower().split())
     if not _YES_NO.match(said):
         return None
-    if span:  # "at 47 seconds" is a time, not a count
+    if span:  # "at 12 seconds" is a time, not a count
         said = said.replace(span.phrase, " ")
     if re.search(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:people|person|one|objects?))\b", said):
         return ("==", 0)
@@ -280,7 +285,7 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
 
 def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bool) -> None:
     """A yes/no question about a count is answered by comparing, in code: small models read
-    'never 2 or more at once' as yes to 'are two people ever in view together'."""
+    'never N or more at once' as yes to 'are N of them ever in view together'."""
     asked = asked_count(question, span)
     if asked is None:
         return
@@ -431,14 +436,6 @@ def _appearance_edge(first: bool):
     return edge
 
 
-# Directions as describe.motion writes them, in the words a question uses.
-_DIRECTIONS = {"moves left to right": "left to right", "moves right to left": "right to left",
-               "moves up the frame": "up the frame", "moves down the frame": "down the frame",
-               "comes towards the camera": "towards the camera",
-               "goes away from the camera": "away from the camera",
-               "stays in place": "stay in place", "seen briefly": "seen too briefly to tell"}
-
-
 def movement(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
     if unseen := _unseen(tables, target):
         return unseen
@@ -450,12 +447,12 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
         r = rows[0]
         path = _path(tables, r["id"])
         return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
-                      value=_direction_words(r["action"]), sql=sql, rows=rows,
+                      value=describe.direction_words(r["action"]), sql=sql, rows=rows,
                       times=[r["first_seen"]], instance_ids=[r["id"]])
     tally: dict[str, list[int]] = {}
     for r in rows:
         for phrase in (r["action"] or "seen briefly").split(" and "):
-            tally.setdefault(_direction_words(phrase), []).append(r["id"])
+            tally.setdefault(describe.direction_words(phrase), []).append(r["id"])
     ranked = sorted(tally.items(), key=lambda kv: -len(kv[1]))
     parts = "; ".join(f"{len(ids)} {d} ({_ids(ids[:8])})" for d, ids in ranked)
     most = ranked[0]
@@ -476,10 +473,6 @@ def _instance_rows(tables: VideoTables, target: Target, columns: str, order: str
 
 def _none_appears(target: Target, sql: str) -> Result:
     return Result(f"No {target.label} appears in the video.", value="none", sql=sql, rows=[])
-
-
-def _direction_words(action: str) -> str:
-    return _DIRECTIONS.get((action or "").strip(), (action or "").strip())
 
 
 def _path(tables: VideoTables, instance_id: int) -> str:
@@ -578,8 +571,8 @@ def screen_text(tables: VideoTables, target: Target, span: Span | None, words: s
            f"GROUP BY text ORDER BY reads DESC, t LIMIT 40")
     rows = tables.rows(sql)
     if not rows and words:
-        # Words a model picked ("alert", "running time") rarely match the text as written:
-        # show what was read instead of nothing.
+        # Words a model picked to stand for the text ("sign", "caption") rarely match the text
+        # as written: show what was read instead of nothing.
         # Not said in the text: "No text contains 'date'" made the 1.5B answer "no date is
         # shown" over a screen full of dates.
         found = screen_text(tables, target, span, "")
@@ -630,11 +623,3 @@ _OPERATIONS = {
     "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
     "timeline": timeline,
 }
-
-
-def compute(query: TypedQuery, question: str, tables: VideoTables) -> Result:
-    """`run`, with refusals of the tables turned into a failed result rather than an exception."""
-    try:
-        return run(query, question, tables)
-    except QueryError as e:
-        return Result(f"The tables refused the query: {e}", support="none")

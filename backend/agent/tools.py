@@ -219,10 +219,10 @@ class SqlSubTaskTool:
             # Rather than end the chain on a query the model could not write, give it the
             # descriptions to read.
             query = queries.TypedQuery(operation="timeline", target="", time="", until="", words="")
-            result = queries.compute(query, tool_input, ctx.tables())
+            result = queries.run(query, tool_input, ctx.tables())
             result.text = f"{written.text}\nThe descriptions instead:\n{result.text}"
         else:
-            result = queries.compute(query, tool_input, ctx.tables())
+            result = queries.run(query, tool_input, ctx.tables())
         return Observation(text=result.text, times=sorted(set(result.times or [])),
                            instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
                            sql=result.sql, value=result.value, support=result.support)
