@@ -5,6 +5,8 @@ file) into throwaway libraries, each in a fresh process so peak RSS is that inge
 `bench agent`: asks every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv)
 as multiple choice, ingesting its clips into the library first where needed, once per agent
 (the grounded one and the earlier free-SQL one by default), side by side in one run.
+`bench tracking`: ingests each MOT-layout sequence with tracking alone (no speech, text or
+moving objects), once per compared setting, and scores the tracks against the ground truth.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def concat_copies(source: Path, target: Path, copies: int) -> None:
             offset += last
 
 
-def _run_child(path: Path, home: Path) -> dict:
-    env = dict(os.environ, MEMORYREEL_HOME=str(home))
+def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) -> dict:
+    env = dict(os.environ, **(overrides or {}), MEMORYREEL_HOME=str(home))
     code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
             "from backend.ingest import ingest; "
             "r = ingest(Path(sys.argv[1]), config.load()).as_dict(); "
@@ -84,6 +86,60 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
         "x1": single, f"x{repeat}": repeated,
         "peak_rss_ratio": round(repeated["peak_rss_mb"] / single["peak_rss_mb"], 3),
     }
+
+
+# Tracking alone: the other stages neither change the tracks nor cost what is measured.
+_TRACKING_ONLY = {"MEMORYREEL_ASR": "0", "MEMORYREEL_OCR": "0", "MEMORYREEL_MOTION": "0"}
+
+
+def tracking_bench(sequences: list, variants: list[dict[str, str]], settings: Settings) -> dict:
+    """Each sequence ingested once per variant (environment overrides, {} for the settings as
+    they are), in a fresh process and library, and scored against its ground truth."""
+    from backend.evaluation import tracking
+
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-tracking-") as tmp:
+        for v, overrides in enumerate(variants):
+            for sequence in sequences:
+                home = Path(tmp) / f"{v}-{sequence.name}"
+                run = _run_child(sequence.video, home, {**_TRACKING_ONLY, **overrides})
+                track_fps = float(overrides.get("MEMORYREEL_TRACK_FPS", settings.track_fps))
+                frames, rows = _tracked_frames(home / "videos" / run["video_id"] / "video.db",
+                                               track_fps, sequence.fps)
+                figures = tracking.score(tracking.read_ground_truth(sequence),
+                                         tracking.tracked_people(rows), frames)
+                track_seconds = run["seconds"].get("frames.track", run["seconds"]["frames"])
+                figures["track_s_per_video_s"] = round(track_seconds / run["duration"], 3)
+                runs.append({"sequence": sequence.name, "variant": _variant_label(overrides),
+                             **figures})
+    return {"sequences": [s.name for s in sequences],
+            "variants": [_variant_label(o) for o in variants], "runs": runs}
+
+
+def _variant_label(overrides: dict[str, str]) -> str:
+    return " ".join(f"{k.removeprefix('MEMORYREEL_')}={v}" for k, v in overrides.items()) or "as set"
+
+
+def _tracked_frames(db_path: Path, track_fps: float,
+                    gt_fps: float) -> tuple[list[tuple[int, int]], list[dict]]:
+    """The frames the tracker saw, as (ground-truth frame index, video frame index) pairs matched
+    by time, and the person detections written for them."""
+    import sqlite_utils
+
+    from backend import decode
+
+    db = sqlite_utils.Database(db_path)
+    try:
+        video = next(db["video"].rows)
+        meta = decode.VideoMeta(fps=video["fps"], frames=video["frames"], duration=video["duration"],
+                                width=video["width"], height=video["height"],
+                                has_audio=bool(video["has_audio"]), codec=video["codec"])
+        rows = list(db.query("SELECT d.frame, d.instance_id, d.x1, d.y1, d.x2, d.y2 FROM detections d "
+                             "JOIN instances i ON i.id = d.instance_id WHERE i.category = 'person'"))
+    finally:
+        db.close()
+    indices = decode.sample_indices(meta, track_fps)
+    return [(round(i / meta.fps * gt_fps), i) for i in indices], rows
 
 
 def read_questions(path: Path) -> list[dict]:

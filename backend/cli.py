@@ -157,6 +157,34 @@ def _bench_memory(args, settings) -> dict:
                         limit=args.limit, progress=say)
 
 
+def _bench_tracking(args, settings) -> dict:
+    from backend import bench
+    from backend.evaluation import tracking
+
+    sequences = ([tracking.sequence_at(Path(d)) for d in args.sequence] if args.sequence
+                 else tracking.find_sequences(_SHARED / "videos" / "ground-truth"))
+    if not sequences:
+        raise InputError("No MOT-layout sequence found: give --sequence DIR (a folder with gt.txt "
+                         "and seqinfo.ini).")
+    return bench.tracking_bench(sequences, _variants(args.vary), settings)
+
+
+def _variants(vary: list[str]) -> list[dict[str, str]]:
+    """--vary NAME=A,B ... -> [{}, ] plus one override per value: the settings as they are
+    first, then each value of each varied setting alone."""
+    known = {env for env, _, _ in config.Settings.documented()}
+    variants: list[dict[str, str]] = [{}]
+    for item in vary:
+        name, _, values = item.partition("=")
+        env = name.strip().upper()
+        env = env if env.startswith("MEMORYREEL_") else f"MEMORYREEL_{env}"
+        if env not in known or not values:
+            raise UsageError(f"--vary takes SETTING=VALUE[,VALUE...] with a MemoryReel setting "
+                             f"(e.g. DETECTOR_IMGSZ=480,640), not {item!r}.")
+        variants += [{env: v.strip()} for v in values.split(",")]
+    return variants
+
+
 def _bench_retrieval(args, settings) -> dict:
     from backend.memory.vectors import retrieval_bench
 
@@ -289,6 +317,8 @@ def _print_text(command: str, payload: dict) -> None:
                   f"nprobes {row['nprobes']} refine {row['refine_factor']}")
         print(f"index pays off (p50 at most half the unindexed) from "
               f"{payload['index_pays_off_from_rows']} rows")
+    elif command == "bench" and "runs" in payload and "variants" in payload:
+        _print_tracking_bench(payload)
     elif command == "bench" and "runs" in payload:
         _print_agent_bench(payload)
     else:
@@ -321,6 +351,29 @@ def _print_agent_bench(payload: dict) -> None:
     print("overall".ljust(38) + "".join(f"{a:>30}" for a in agents))
     for label, shown in rows:
         print(label.ljust(38) + "".join(f"{shown(runs[a]['summary']):>30}" for a in agents))
+
+
+_TRACKING_ROWS = [
+    ("MOTA", "mota"), ("IDF1", "idf1"), ("ID switches", "id_switches"),
+    ("precision / recall", lambda r: f"{r['precision']} / {r['recall']}"),
+    ("mean IoU of matches", "mean_iou"), ("count MAE per frame", "count_mae"),
+    ("count bias (- = missed)", "count_bias"), ("frames within +-1", "within_one"),
+    ("most at once (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
+    ("tracks / identities", lambda r: f"{r['tracks']} / {r['identities']} = "
+                                      f"{r['tracks_per_identity']}"),
+    ("tracking s per video s", "track_s_per_video_s"), ("frames scored", "frames_scored"),
+]
+
+
+def _print_tracking_bench(payload: dict) -> None:
+    """One column per sequence and compared setting, side by side."""
+    runs = payload["runs"]
+    width = max(24, *(len(r["variant"]) + 2 for r in runs))
+    print("".ljust(26) + "".join(f"{r['sequence']:>{width}}" for r in runs))
+    print("".ljust(26) + "".join(f"{r['variant']:>{width}}" for r in runs))
+    for label, key in _TRACKING_ROWS:
+        shown = (lambda r: key(r)) if callable(key) else (lambda r: r[key])
+        print(label.ljust(26) + "".join(f"{str(shown(r)):>{width}}" for r in runs))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -427,6 +480,14 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("memory", parents=[common, qa],
                              help="accuracy and cost with memory: first pass, reworded, memory off")
     b.set_defaults(run=_bench_memory)
+    b = bench_sub.add_parser("tracking", parents=[common],
+                             help="MOT metrics and people counts against MOTChallenge ground truth")
+    b.add_argument("--sequence", action="append", default=[], metavar="DIR",
+                   help="a MOT-layout folder (gt.txt, seqinfo.ini); default: every one under "
+                        "../shared/videos/ground-truth")
+    b.add_argument("--vary", action="append", default=[], metavar="SETTING=A,B",
+                   help="also run with each value of a setting, side by side (repeatable)")
+    b.set_defaults(run=_bench_tracking)
     b = bench_sub.add_parser("retrieval", parents=[common],
                              help="memory vector search: LanceDB with and without index, numpy")
     b.add_argument("--rows", type=int, default=100_000, help="synthetic memory rows (default 100000)")

@@ -45,7 +45,7 @@ _POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FP
              "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
              "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS"}
-_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_DETECTOR_CONF",
+_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_DETECTOR_CONF", "MEMORYREEL_FILL_GAP_SECONDS",
                  "MEMORYREEL_MIN_TRACK_SECONDS", "MEMORYREEL_CHAT_TURNS"}
 
 
@@ -109,6 +109,10 @@ class Settings:
     min_track_seconds: float = _setting(
         "MEMORYREEL_MIN_TRACK_SECONDS", 0.5, float,
         "Tracks seen for less time than this (after merging fragments) are dropped as noise.")
+    fill_gap_seconds: float = _setting(
+        "MEMORYREEL_FILL_GAP_SECONDS", 1.5, float,
+        "An object unseen for at most this long between two sightings (hidden behind another) "
+        "is counted in view in between, its box interpolated (confidence 0); 0 turns it off.")
 
     # --- speech, OCR, captions, embeddings ---
     asr_model: str = _setting(

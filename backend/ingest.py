@@ -30,7 +30,7 @@ from backend.config import Settings
 from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
 from backend.schema import create_tables
-from backend.tracks import Frame, clean_tracks, relabel
+from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
 from models.types import SpeechSegment, TextItem
 
@@ -218,7 +218,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 speech = _transcribe(source, meta, settings, models)
             with stage("tracks"):
                 mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
-                frames = relabel(evidence.frames, mapping)
+                frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds)
                 colours = _merge_colours(evidence.colours, mapping)
             with stage("describe"):
                 db = sqlite_utils.Database(folder / "video.db")

@@ -23,7 +23,8 @@ instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_fram
   -- motion, e.g. 'moves left to right'.
 detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
            confidence REAL)
-  -- one row per instance per sampled frame: its trajectory. People in view at time T:
+  -- one row per instance per sampled frame: its trajectory (confidence 0: the box is
+  -- interpolated across a short occlusion, the object hidden but there). People in view at T:
   -- SELECT COUNT(DISTINCT instance_id) FROM detections WHERE frame = (SELECT MIN(frame) FROM
   -- detections WHERE t >= T).
 timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 
-from backend.tracks import clean_tracks, count_summary, relabel
+from backend.tracks import INTERPOLATED, clean_tracks, count_summary, fill_gaps, relabel
 from models.types import Detection
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,6 +66,19 @@ def test_far_or_different_size_fragments_are_not_merged():
     late = _walk(4, 25, 30, x0=200)                     # near but 3 s later
     mapping = clean_tracks(_frames(a, far, small, late), FPS, min_seconds=0.5)
     assert len(set(mapping.values())) == 4
+
+
+def test_a_briefly_hidden_person_is_filled_in_and_a_long_absence_is_not():
+    # Person 1 hidden behind someone for 2 samples (0.4 s), then away for 10 samples (2 s).
+    seen = [(k, det) for k, det in _walk(1, 0, 30) if k not in (5, 6) and not 15 <= k < 25]
+    filled = fill_gaps(_frames(seen), max_gap_s=1.0)
+    at = {k: dets for k, _, dets in filled}
+    assert [d.confidence for d in at[5] + at[6]] == [INTERPOLATED, INTERPOLATED]
+    # Halfway along the walk: the box between its neighbours' boxes.
+    assert at[5][0].box[0] == _walk(1, 0, 30)[5][1].box[0]
+    assert all(not at[k] for k in range(15, 25))
+    off = fill_gaps(_frames(seen), max_gap_s=0)
+    assert all(d.confidence != INTERPOLATED for _, _, dets in off for d in dets)
 
 
 def test_edge_track_kept_and_renumbered_by_first_appearance():

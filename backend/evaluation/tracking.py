@@ -1,0 +1,142 @@
+"""Tracking measured against MOTChallenge ground truth.
+
+Every answer about people rests on the tracks, so this scores what the answers see: the
+`detections` table ingest wrote (after track cleaning), at the frames the tracker was given.
+Two kinds of figure: the standard MOT metrics from py-motmetrics (MOTA, IDF1, ID switches,
+precision, recall), and the ones questions depend on (people in view per frame, the most at
+once, how many different people).
+
+A sequence is a MOT-layout folder (`gt.txt` or `gt/gt.txt`, `seqinfo.ini`) with its video
+either inside it or in the folder above its parent (`videos/ground-truth/NAME/` beside
+`videos/*NAME.mp4`, as ../shared/videos holds them).
+"""
+
+from __future__ import annotations
+
+import configparser
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import motmetrics
+import numpy as np
+
+from backend.errors import InputError
+from backend.library import VIDEO_EXTENSIONS
+
+Box = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
+# frame index from 0 -> [(identity, box)]
+Boxes = dict[int, list[tuple[int, Box]]]
+
+_MIN_IOU = 0.5  # the MOTChallenge match threshold
+
+
+@dataclass(frozen=True)
+class Sequence:
+    name: str
+    video: Path
+    gt: Path
+    fps: float  # the ground truth's frame rate
+
+
+def find_sequences(root: Path) -> list[Sequence]:
+    """Every MOT-layout sequence below `root` (a ground-truth folder), by name."""
+    folders = sorted({p.parent.parent if p.parent.name == "gt" else p.parent
+                      for p in Path(root).rglob("gt.txt")})
+    return [sequence_at(folder) for folder in folders]
+
+
+def sequence_at(folder: Path) -> Sequence:
+    folder = Path(folder)
+    gt = next((p for p in (folder / "gt.txt", folder / "gt" / "gt.txt") if p.is_file()), None)
+    if gt is None:
+        raise InputError(f"'{folder}' has no gt.txt (MOTChallenge layout: gt.txt or gt/gt.txt).")
+    info = configparser.ConfigParser()
+    info.read(folder / "seqinfo.ini")
+    name = info.get("Sequence", "name", fallback=folder.name)
+    fps = info.getfloat("Sequence", "frameRate", fallback=0.0)
+    if fps <= 0:
+        raise InputError(f"'{folder / 'seqinfo.ini'}' gives no frameRate for {name}.")
+    return Sequence(name=name, video=_video_for(folder, name), gt=gt, fps=fps)
+
+
+def _video_for(folder: Path, name: str) -> Path:
+    def matches(p: Path) -> bool:
+        return p.suffix.lower() in VIDEO_EXTENSIONS and (
+            p.stem == name or p.stem.endswith((f"_{name}", f"-{name}")))
+
+    for place in (folder, folder.parent.parent):
+        found = sorted(p for p in place.iterdir() if p.is_file() and matches(p))
+        if found:
+            return found[0]
+    raise InputError(f"No video for sequence {name}: put NAME.mp4 in '{folder}' or "
+                     f"'*_{name}.mp4' in '{folder.parent.parent}'.")
+
+
+def read_ground_truth(sequence: Sequence) -> Boxes:
+    """gt.txt rows `frame, id, x, y, w, h, conf, ...` (frames from 1) by frame index from 0;
+    rows marked conf 0 are not to be scored (MOT16 and later)."""
+    truth: Boxes = defaultdict(list)
+    for line in sequence.gt.read_text().splitlines():
+        cells = line.split(",")
+        if len(cells) < 7 or float(cells[6]) == 0:
+            continue
+        frame, identity = int(float(cells[0])), int(float(cells[1]))
+        x, y, w, h = (float(c) for c in cells[2:6])
+        truth[frame - 1].append((identity, (x, y, x + w, y + h)))
+    return truth
+
+
+def tracked_people(rows: list[dict]) -> Boxes:
+    """Rows of `detections` joined to person instances (frame, instance_id, x1, y1, x2, y2)."""
+    tracked: Boxes = defaultdict(list)
+    for r in rows:
+        tracked[r["frame"]].append((r["instance_id"], (r["x1"], r["y1"], r["x2"], r["y2"])))
+    return tracked
+
+
+def _distances(truth: list[tuple[int, Box]], tracked: list[tuple[int, Box]]) -> np.ndarray:
+    """1 - IoU for every (truth, tracked) pair, NaN where they cannot match."""
+    if not truth or not tracked:
+        return np.empty((len(truth), len(tracked)))
+    a = np.array([b for _, b in truth], dtype=float)[:, None, :]
+    b = np.array([b for _, b in tracked], dtype=float)[None, :, :]
+    inter = (np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+             * np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None))
+    area = lambda x: (x[..., 2] - x[..., 0]) * (x[..., 3] - x[..., 1])  # noqa: E731
+    iou = inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+    return np.where(iou >= _MIN_IOU, 1 - iou, np.nan)
+
+
+def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]]) -> dict:
+    """Metrics over `frames`, pairs of (ground-truth frame index, tracked frame index): the
+    frames the tracker saw, mapped onto the ground truth's numbering by time."""
+    accumulator = motmetrics.MOTAccumulator(auto_id=True)
+    counts = []
+    truth_ids, tracked_ids = set(), set()
+    for gt_frame, frame in frames:
+        here, seen = truth.get(gt_frame, []), tracked.get(frame, [])
+        accumulator.update([i for i, _ in here], [i for i, _ in seen], _distances(here, seen))
+        counts.append((len(here), len(seen)))
+        truth_ids.update(i for i, _ in here)
+        tracked_ids.update(i for i, _ in seen)
+    names = ["mota", "motp", "idf1", "num_switches", "num_fragmentations", "precision", "recall"]
+    summary = motmetrics.metrics.create().compute(accumulator, metrics=names, name="run")
+    metric = {name: float(summary[name].iloc[0]) for name in names}
+    errors = np.array([seen - real for real, seen in counts], dtype=float)
+    return {
+        "frames_scored": len(frames),
+        "mota": round(metric["mota"], 3), "idf1": round(metric["idf1"], 3),
+        # motmetrics' MOTP is the mean 1 - IoU of matches; the IoU reads more plainly.
+        "mean_iou": round(1 - metric["motp"], 3) if not np.isnan(metric["motp"]) else None,
+        "id_switches": int(metric["num_switches"]),
+        "fragmentations": int(metric["num_fragmentations"]),
+        "precision": round(metric["precision"], 3), "recall": round(metric["recall"], 3),
+        "count_mae": round(float(np.abs(errors).mean()), 3) if len(errors) else None,
+        "count_bias": round(float(errors.mean()), 3) if len(errors) else None,
+        "within_one": round(float((np.abs(errors) <= 1).mean()), 3) if len(errors) else None,
+        "max_at_once": max((seen for _, seen in counts), default=0),
+        "true_max_at_once": max((real for real, _ in counts), default=0),
+        "tracks": len(tracked_ids), "identities": len(truth_ids),
+        "tracks_per_identity": round(len(tracked_ids) / max(1, len(truth_ids)), 3),
+    }
