@@ -25,7 +25,8 @@ class TrackPoint:
     pose: Pose | None = None  # only where the pose model read this frame
 
 
-FACING = {"camera": "facing the camera", "away": "back to the camera", "side": "side-on to the camera"}
+FACING = {"camera": "facing the camera", "away": "back to the camera",
+          "side": "side-on to the camera"}
 
 
 def colour_name(rgb: np.ndarray) -> str:
@@ -117,7 +118,7 @@ def body(points: list[TrackPoint]) -> str:
 
 def _steady(values: list[str]) -> list[str]:
     """Values in time order with repeats merged; among 3 or more readings, a value read only
-    once is taken as a misreading, and a reading that flips back and forth gives its usual value."""
+    once is taken as a misreading, and one that flips back and forth gives its usual value."""
     counts = Counter(values)
     kept = [v for v in values if counts[v] > 1 or len(values) < 3]
     runs = [v for k, v in enumerate(kept) if k == 0 or kept[k - 1] != v]
@@ -141,8 +142,9 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
         counts = Counter(category for category, _ in visible.values())
         parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]
         for instance_id, (category, points) in sorted(visible.items()):
+            place = where(points[len(points) // 2])
             doing = ", ".join(filter(None, [motion(points), body(points)]))
-            parts.append(f"{category} #{instance_id} at {where(points[len(points) // 2])}, {doing}")
+            parts.append(f"{category} #{instance_id} at {place}, {doing}")
         sentence = "; ".join(parts) + "."
     else:
         sentence = "No tracked objects visible."

