@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import colorsys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,7 +130,7 @@ _WINDOW_CAPTIONS = 5
 
 
 def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str, str]],
-                   speech: str, text_on_screen: list[str], captions: list[str] = ()) -> str:
+                   speech: str, text_on_screen: list[str], captions: Sequence[str] = ()) -> str:
     """A longer window: which instances appear (with appearance and action), speech, text, and
     what a captioner saw in its key frames.
 

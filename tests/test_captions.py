@@ -27,6 +27,7 @@ from backend.errors import CaptionError, SettingsError
 from backend.ingest import embedder_for, ingest
 from backend.library import Library
 from backend.sql_runner import run_query
+from backend.suggest import suggest
 from models.llama_server import parser, server_arguments, server_params
 from tests.conftest import clip, settings_for
 from tests.test_planner import ScriptedLLM
@@ -68,27 +69,11 @@ class _VisionHandler(BaseHTTPRequestHandler):
         pass
 
 
-class _GarbageHandler(_VisionHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        data = b"<html>It works!</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def _serve(handler):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.images, server.lock = [], threading.Lock()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="module")
 def vision_server():
-    server = _serve(_VisionHandler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _VisionHandler)
+    server.images, server.lock = [], threading.Lock()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.shutdown()
 
@@ -140,6 +125,8 @@ def test_key_frames_are_the_first_the_cut_and_one_per_interval_of_a_long_shot(ca
         assert s["description"].startswith(CAPTIONS[expected]), s
     assert json.loads(_rows(entry, "SELECT models FROM video")[0]["models"])["captions"] == \
         "openai:fake-vlm"
+    # A captioned video suggests asking what is seen, at a time its captions cover.
+    assert any(q.startswith("what can be seen at ") for q in suggest(entry.db_path))
 
 
 def test_captions_reach_episodic_memory_at_every_scale(captioned):
@@ -190,15 +177,10 @@ def test_unreachable_endpoint_stops_ingest_with_a_clear_error(tmp_path):
     _no_video_and_no_leftovers(settings)
 
 
-def test_garbage_from_the_endpoint_stops_ingest_with_a_clear_error(tmp_path):
-    server = _serve(_GarbageHandler)
-    try:
-        settings = _captioned(settings_for(tmp_path),
-                              f"http://127.0.0.1:{server.server_port}/v1")
-        with pytest.raises(CaptionError, match="not a chat completion"):
-            ingest(clip(FIRST), settings)
-    finally:
-        server.shutdown()
+def test_garbage_from_the_endpoint_stops_ingest_with_a_clear_error(tmp_path, garbage_endpoint):
+    settings = _captioned(settings_for(tmp_path), garbage_endpoint)
+    with pytest.raises(CaptionError, match="not a chat completion"):
+        ingest(clip(FIRST), settings)
     _no_video_and_no_leftovers(settings)
 
 
