@@ -35,12 +35,12 @@ class Captioner(Protocol):
     def caption(self, frame_rgb: np.ndarray) -> str: ...
 
 
-def image_message(frame_rgb: np.ndarray, prompt: str = _PROMPT) -> dict:
+def image_message(frame_rgb: np.ndarray) -> dict:
     """One user message with the frame as a JPEG data URL, as OpenAI-compatible servers take it."""
     buffer = io.BytesIO()
     Image.fromarray(frame_rgb).save(buffer, format="JPEG", quality=85)
     url = "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
-    return {"role": "user", "content": [{"type": "text", "text": prompt},
+    return {"role": "user", "content": [{"type": "text", "text": _PROMPT},
                                         {"type": "image_url", "image_url": {"url": url}}]}
 
 

@@ -23,9 +23,14 @@ def test_a_clip_without_people_suggests_nothing_about_people(ingested, library_s
     questions, entry = _suggested(ingested, library_settings, "intel_car-detection.mp4")
     assert _count(entry, "SELECT COUNT(*) FROM instances WHERE category = 'person'") == 0
     assert questions and not any(re.search(r"\b(people|person)\b", q) for q in questions), questions
-    # The cars were tracked as moving objects; a question about one names when it is seen.
-    moving = [q for q in questions if "moving object" in q]
-    assert moving and resolve(moving[0], 30.0) is not None, questions
+    # The cars were tracked as moving objects; a question about one names a time it is seen.
+    assert "how many moving objects appear in the video" in questions
+    seen = [q for q in questions if q.startswith("what colour is the moving object seen at")]
+    assert seen, questions
+    t = resolve(seen[0], 30.0).start
+    assert _count(entry, f"SELECT COUNT(*) FROM detections d JOIN instances i ON i.id = "
+                         f"d.instance_id WHERE i.category = 'moving object' AND "
+                         f"abs(d.t - {t}) < 0.3") > 0, (seen, t)
 
 
 def test_speech_suggestion_names_a_time_at_which_words_are_said(ingested, library_settings):
