@@ -60,7 +60,6 @@ class EmbeddedServer:
         if mmproj_path is not None:
             _check_gguf(Path(mmproj_path), "multimodal projector")
         self.model_path = model_path
-        self.mmproj_path = mmproj_path
         self.name = model_path.stem
         self._api_key = secrets.token_urlsafe(24)
         port = port or _free_port(host)
@@ -74,14 +73,15 @@ class EmbeddedServer:
         self._wait_until_ready(model_path if mmproj_path is None else
                                f"{model_path} and projector {mmproj_path}")
 
-    def _wait_until_ready(self, model_path: Path | str) -> None:
+    def _wait_until_ready(self, files: Path | str) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S
         probe = OpenAIChat(self.base_url, self.name, api_key=self._api_key, timeout=60.0)
         while True:
             if self._process.poll() is not None:
                 raise LLMUnavailable(
-                    f"the embedded llama.cpp server failed to start with {model_path}: it exited "
-                    f"(status {self._process.returncode}); the file may be damaged or memory short.")
+                    f"the embedded llama.cpp server failed to start with {files}: it exited "
+                    f"(status {self._process.returncode}); a file may be damaged or of the wrong "
+                    f"kind, or memory short.")
             try:
                 probe.complete([{"role": "user", "content": "hi"}], max_tokens=1)
                 return
@@ -90,7 +90,7 @@ class EmbeddedServer:
             except LLMError as exc:
                 if time.monotonic() > deadline:
                     self.close()
-                    raise LLMUnavailable(f"the embedded llama.cpp server for {model_path} did "
+                    raise LLMUnavailable(f"the embedded llama.cpp server for {files} did "
                                          f"not answer within {_START_TIMEOUT_S:.0f} s: {exc}") from None
                 time.sleep(0.5)
 
