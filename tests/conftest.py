@@ -48,17 +48,21 @@ def ingested(library_settings):
     return get
 
 
+def send(handler: BaseHTTPRequestHandler, status: int, content_type: str, body: bytes) -> None:
+    """One complete HTTP reply from a fake server's handler."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class _Garbage(BaseHTTPRequestHandler):
     """Answers every POST with an HTML page: a proxy or a wrong URL, not an OpenAI endpoint."""
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = b"<html>502 Bad Gateway... or not</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send(self, 200, "text/html", b"<html>502 Bad Gateway... or not</html>")
 
     def log_message(self, *args):
         pass

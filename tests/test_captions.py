@@ -29,7 +29,7 @@ from backend.library import Library
 from backend.sql_runner import run_query
 from backend.suggest import suggest
 from models.llama_server import parser, server_arguments, server_params
-from tests.conftest import clip, settings_for
+from tests.conftest import clip, send, settings_for
 from tests.test_planner import ScriptedLLM
 
 CAPTIONS = ["A yellow kayak is tied to a red post beside the path.",
@@ -58,12 +58,7 @@ class _VisionHandler(BaseHTTPRequestHandler):
                                       "message": {"role": "assistant", "content": text}}]})
 
     def _send(self, status: int, payload: dict):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, status, "application/json", json.dumps(payload).encode())
 
     def log_message(self, *args):
         pass
