@@ -19,6 +19,7 @@ from app.media_route import MediaOnlyUnderHome
 from backend import config
 from backend.library import VIDEO_EXTENSIONS, Library
 from backend.schema import TABLES
+from backend.suggest import suggest
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +30,15 @@ ANSWER_CONCURRENCY = 2
 INGEST_CONCURRENCY = 1
 _EMPTY = {"headers": [], "data": []}
 _NO_VIDEO = "Pick a video from the library, or upload one."
-EXAMPLES = ["how many people are in the first frame", "which way do most of the people walk",
-            "what is said in the video", "when does the last person leave"]
 
 
 def _show_video(video_id: str | None, settings: config.Settings) -> tuple:
+    """The player, facts, found-evidence tables and suggested questions for one video."""
     if not video_id:
-        return None, _NO_VIDEO, _EMPTY, _EMPTY, _EMPTY
+        return None, _NO_VIDEO, _EMPTY, _EMPTY, _EMPTY, gr.Dataset(samples=[])
     s = views.summary(Library(settings.home).get(video_id))
-    return s["video"], s["facts"], s["instances"], s["speech"], s["ocr"]
+    return (s["video"], s["facts"], s["instances"], s["speech"], s["ocr"],
+            gr.Dataset(samples=[[q] for q in s["suggestions"]]))
 
 
 def build(settings: config.Settings | None = None) -> gr.Blocks:
@@ -107,7 +108,7 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                                              "Evidence times in answers are buttons: click one "
                                              "to play the video from there.")
                         question = gr.Textbox(show_label=False, lines=1, max_lines=4,
-                                              placeholder="e.g. how many people are in the first frame",
+                                              placeholder="Ask about the selected video",
                                               elem_id="question", submit_btn=False)
                         with gr.Accordion("Multiple choice (optional)", open=False):
                             options_box = gr.Textbox(label="Options, one per line", lines=3,
@@ -116,7 +117,10 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                         with gr.Row():
                             ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=3)
                             clear_button = gr.Button("New chat", scale=1)
-                        gr.Examples(EXAMPLES, inputs=question, label="Try")
+                        # Filled from the selected video's evidence (backend/suggest.py).
+                        suggestions = gr.Dataset(components=["textbox"], samples=[],
+                                                 label="Try", type="values",
+                                                 elem_id="suggestions")
 
                 # --- the selected answer, explained ---
                 with gr.Column(elem_classes="mr-card", elem_id="answer-panels"):
@@ -211,13 +215,15 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
             api_question = gr.Textbox(label="question")
             api_options = gr.Textbox(label="options (one per line or '|'-separated; empty = open)")
             api_answer = gr.JSON()
+            api_suggestions = gr.JSON()
+            api_suggest_button = gr.Button()
             api_ingest_button = gr.Button()
             api_ask_button = gr.Button()
 
         # ---------------------------------------------------------------- handlers
         panel_outputs = [answer_header, evidence_frames, timeline_plot, memory_note, memory_table,
                          replay_plot, tree_plot, evidence_table, cost_note]
-        summary_outputs = [player, facts, instances, speech, ocr]
+        summary_outputs = [player, facts, instances, speech, ocr, suggestions]
 
         @friendly
         def on_upload(file_path, prefs, progress=gr.Progress()):
@@ -307,6 +313,11 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
             return ingest_upload(file_path, settings).as_dict()
 
         @friendly
+        def api_suggest(video_id):
+            """Questions to try on a library video, from what ingest found in it."""
+            return suggest(Library(settings.home).get(video_id).db_path)
+
+        @friendly
         def api_ask(video_id, question_text, options_text):
             """Answer a question about a library video; returns the answer with its evidence and trace."""
             return answer_question(video_id, question_text, options_text, settings)
@@ -323,6 +334,8 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
                        outputs=[*summary_outputs, confirm_box, chatbot, turns, selected_turn,
                                 *panel_outputs],
                        api_visibility="private")
+        suggestions.click(lambda row: row[0], inputs=suggestions, outputs=question,
+                          api_visibility="private")
         delete_button.click(on_delete_request, inputs=[chooser, prefs],
                             outputs=[confirm_box, confirm_text], api_visibility="private")
         cancel_delete.click(lambda: gr.update(visible=False), outputs=confirm_box,
@@ -373,6 +386,8 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
         api_ingest_button.click(api_ingest, inputs=api_file, outputs=api_ingest_result,
                                 api_name="ingest", concurrency_limit=INGEST_CONCURRENCY,
                                 concurrency_id="ingest")
+        api_suggest_button.click(api_suggest, inputs=api_video, outputs=api_suggestions,
+                                 api_name="suggest")
         api_ask_button.click(api_ask, inputs=[api_video, api_question, api_options],
                              outputs=api_answer, api_name="ask",
                              concurrency_limit=ANSWER_CONCURRENCY, concurrency_id="answer")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from backend.library import Library, VideoEntry
 from backend.sql_runner import run_query
+from backend.suggest import suggest
 
 SUMMARY_QUERIES = {
     "instances": "SELECT id, category, ROUND(first_seen, 1) AS first_seen_s, "
@@ -66,4 +67,5 @@ def summary(entry: VideoEntry) -> dict:
                                 for k, v in info["models"].items() if v)
     )
     return {"facts": facts, "instances": people, "speech": _table(entry, SUMMARY_QUERIES["speech"]),
-            "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "video": str(entry.playable)}
+            "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "video": str(entry.playable),
+            "suggestions": suggest(entry.db_path)}

@@ -45,8 +45,9 @@ _POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FP
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_LLM_CTX", "MEMORYREEL_LLM_THREADS",
              "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
-             "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS"}
-_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_DETECTOR_CONF", "MEMORYREEL_FILL_GAP_SECONDS",
+             "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL"}
+_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_CAPTION_CHANGE", "MEMORYREEL_DETECTOR_CONF",
+                 "MEMORYREEL_FILL_GAP_SECONDS",
                  "MEMORYREEL_MIN_TRACK_SECONDS", "MEMORYREEL_CHAT_TURNS"}
 
 
@@ -137,14 +138,28 @@ class Settings:
     asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
     captioner: str = _setting(
         "MEMORYREEL_CAPTIONER", "evidence", str,
-        "evidence (offline, from detections, speech and OCR), openai (vision endpoint) or "
-        "transformers (an image-to-text model id).")
+        "evidence (offline, from detections, speech and OCR), openai (an OpenAI-compatible "
+        "vision endpoint), llama (a local multimodal GGUF and its projector in the embedded "
+        "llama.cpp server) or transformers (an image-to-text model id).")
     caption_model: str = _setting("MEMORYREEL_CAPTION_MODEL", "", str,
                                   "Model name for the openai or transformers captioner.")
     vision_base_url: str = _setting("MEMORYREEL_VISION_BASE_URL", "", str,
                                     "OpenAI-compatible endpoint for vision captions.")
     vision_api_key: str = _setting("MEMORYREEL_VISION_API_KEY", "", str,
                                    "API key for the vision endpoint.")
+    vision_gguf: str = _setting("MEMORYREEL_VISION_GGUF", "", str,
+                                "Multimodal GGUF (e.g. SmolVLM, Moondream) for the llama captioner.")
+    vision_mmproj: str = _setting("MEMORYREEL_VISION_MMPROJ", "", str,
+                                  "The multimodal projector GGUF that goes with MEMORYREEL_VISION_GGUF.")
+    caption_interval: float = _setting(
+        "MEMORYREEL_CAPTION_INTERVAL", 4.0, float,
+        "A captioner describes a key frame at every large change of view (a shot change) and "
+        "at least this often, in seconds, within a long shot.")
+    caption_change: float = _setting(
+        "MEMORYREEL_CAPTION_CHANGE", 25.0, float,
+        "Median grey-level change (0-255) of a coarse frame since the last captioned one that "
+        "counts as a new view and is captioned at once. Cuts between the dev clips measure "
+        "21-72, consecutive frames of one shot at most 22.")
     embedder: str = _setting(
         "MEMORYREEL_EMBEDDER", "", str,
         "sentence-transformers model path or id; empty = all-MiniLM-L6-v2 from PyPI.")
@@ -158,7 +173,7 @@ class Settings:
                               "Model name at the endpoint (ignored by the embedded server).")
     llm_api_key: str = _setting("MEMORYREEL_LLM_API_KEY", "", str, "API key for the endpoint.")
     llm_timeout_s: float = _setting("MEMORYREEL_LLM_TIMEOUT", 300.0, float,
-                                    "Seconds to wait for one LLM reply.")
+                                    "Seconds to wait for one LLM or vision-model reply.")
     llm_size: str = _setting("MEMORYREEL_LLM_SIZE", "1.5b", str,
                              "Embedded model: 1.5b (default) or 0.5b (faster, weaker).")
     llm_gguf: str = _setting("MEMORYREEL_LLM_GGUF", "", str,
@@ -224,12 +239,13 @@ def load() -> Settings:
         values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"])
     settings = Settings(**values)
     _check_choices(settings)
+    _check_captioner(settings)
     _check_folders(settings)
     return settings
 
 
 # Settings with a fixed set of values: a typo is refused at load, not deep inside a run.
-_CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "transformers"),
+_CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "llama", "transformers"),
             "llm_size": ("1.5b", "0.5b")}
 
 
@@ -239,6 +255,19 @@ def _check_choices(settings: Settings) -> None:
         if value not in allowed:
             env = Settings.__dataclass_fields__[name].metadata["env"]
             raise SettingsError(f"{env} must be one of {', '.join(allowed)}, not {value!r}.")
+
+
+# What each captioner cannot start without.
+_CAPTIONER_NEEDS = {"openai": ("vision_base_url", "caption_model"),
+                    "llama": ("vision_gguf", "vision_mmproj"),
+                    "transformers": ("caption_model",)}
+
+
+def _check_captioner(settings: Settings) -> None:
+    for name in _CAPTIONER_NEEDS.get(settings.captioner, ()):
+        if not getattr(settings, name):
+            env = Settings.__dataclass_fields__[name].metadata["env"]
+            raise SettingsError(f"MEMORYREEL_CAPTIONER={settings.captioner} needs {env} to be set.")
 
 
 def _check_folders(settings: Settings) -> None:

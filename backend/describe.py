@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import colorsys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,9 +170,14 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
     return sentence
 
 
+# Captions quoted in one window summary: a long window has many; the fine steps keep them all.
+_WINDOW_CAPTIONS = 5
+
+
 def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str, str]],
-                   speech: str, text_on_screen: list[str]) -> str:
-    """A longer window: which instances appear (with appearance and action), speech and text.
+                   speech: str, text_on_screen: list[str], captions: Sequence[str] = ()) -> str:
+    """A longer window: which instances appear (with appearance and action), speech, text, and
+    what a captioner saw in its key frames.
 
     instances: id -> (category, "appearance, action").
     """
@@ -189,4 +195,7 @@ def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str,
         sentence += " On-screen text: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
     if speech:
         sentence += f' Speech: "{speech}".'
+    if captions:
+        more = " ..." if len(captions) > _WINDOW_CAPTIONS else ""
+        sentence += " Seen: " + " ".join(captions[:_WINDOW_CAPTIONS]) + more
     return sentence

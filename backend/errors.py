@@ -23,3 +23,7 @@ class SettingsError(MemoryReelError):
 
 class UsageError(MemoryReelError):
     """The command line itself is wrong (unknown command, missing or malformed argument)."""
+
+
+class CaptionError(MemoryReelError):
+    """The configured captioner failed; ingest stopped and added nothing to the library."""

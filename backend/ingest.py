@@ -27,11 +27,12 @@ from PIL import Image
 
 from backend import decode, describe, episodic, preview
 from backend.config import Settings
-from backend.errors import InputError
+from backend.errors import CaptionError, InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
+from models.llm import LLMError
 from models.types import Detection, Pose, SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
@@ -113,9 +114,15 @@ class ModelSet:
 
     @property
     def captioner(self):
+        """The configured captioner (None for `evidence`); CaptionError if it cannot start."""
         s = self.settings
-        return _captioner(s.captioner, s.caption_model, s.vision_base_url, s.vision_api_key,
-                          s.device)
+        try:
+            return _captioner(_CaptionerChoice(
+                s.captioner, s.caption_model, s.vision_base_url, s.vision_api_key, s.device,
+                s.vision_gguf, s.vision_mmproj, s.llm_threads, s.llm_timeout_s))
+        except LLMError as e:
+            raise CaptionError(f"the {s.captioner} captioner cannot start, so nothing was "
+                               f"ingested: {e}{_CAPTION_HINT}") from e
 
 
 @lru_cache(maxsize=2)
@@ -152,17 +159,41 @@ def embedder_for(settings: Settings):
     return _embedder(settings.embedder, settings.device)
 
 
+@dataclass(frozen=True)
+class _CaptionerChoice:
+    """The settings a captioner is built from (hashable, so the built one can be kept)."""
+
+    kind: str
+    model: str
+    base_url: str
+    api_key: str
+    device: str
+    gguf: str
+    mmproj: str
+    threads: int
+    timeout: float
+
+
+_CAPTION_HINT = (" (MEMORYREEL_CAPTIONER=evidence ingests without a captioner, describing "
+                 "frames from the detections, speech and text instead)")
+
+
 @lru_cache(maxsize=1)
-def _captioner(kind: str, model: str, base_url: str, api_key: str, device: str):
-    if kind == "evidence":
+def _captioner(choice: _CaptionerChoice):
+    if choice.kind == "evidence":
         return None
-    if kind == "openai":
-        from models.captioner import OpenAIVisionCaptioner
-        return OpenAIVisionCaptioner(base_url, api_key, model)
-    if kind == "transformers":
-        from models.captioner import TransformersCaptioner
-        return TransformersCaptioner(model, device)
-    raise ValueError(f"MEMORYREEL_CAPTIONER must be evidence, openai or transformers, not '{kind}'.")
+    from models import captioner
+
+    if choice.kind == "openai":
+        return captioner.openai_captioner(choice.base_url, choice.api_key, choice.model,
+                                          choice.timeout)
+    if choice.kind == "llama":
+        return captioner.llama_captioner(Path(choice.gguf), Path(choice.mmproj), choice.threads,
+                                         choice.timeout)
+    if choice.kind == "transformers":
+        return captioner.TransformersCaptioner(choice.model, choice.device)
+    raise ValueError(f"MEMORYREEL_CAPTIONER must be evidence, openai, llama or transformers, "
+                     f"not '{choice.kind}'.")
 
 
 def check_upload(path: Path, max_bytes: int) -> None:
@@ -273,7 +304,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     poser = models.pose if settings.pose_enabled else None
     captioner = models.captioner
     indices = decode.sample_indices(meta, settings.track_fps)
-    next_ocr, next_caption, next_pose, last_ocr_thumb = 0.0, 0.0, 0.0, None
+    next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
     for n, (index, t, frame) in enumerate(decode.iter_frames(source, meta, indices)):
         mark = time.perf_counter()
@@ -311,11 +342,13 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
                 last_texts = texts
             next_ocr = t + ocr_gap
 
-        if captioner is not None and t >= next_caption:
-            mark = time.perf_counter()
-            evidence.captions.append((t, captioner.caption(frame)))
-            evidence.seconds["caption"] += time.perf_counter() - mark
-            next_caption = t + settings.segment_seconds
+        if captioner is not None:
+            thumb = _grey_thumb(frame)
+            if _key_frame(t, thumb, last_key, settings):
+                mark = time.perf_counter()
+                evidence.captions.append((t, _caption(captioner, frame, t)))
+                evidence.seconds["caption"] += time.perf_counter() - mark
+                last_key = (t, thumb)
         progress("frames", n + 1, len(indices))
     if motion is not None and motion.camera_moving:
         # Background subtraction sees the whole frame move: its blobs are no objects.
@@ -332,6 +365,32 @@ def _with_poses(poser, frame: np.ndarray, detections: list[Detection]) -> list[D
     people = [k for k, d in enumerate(detections) if d.category == "person"]
     poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
     return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
+
+
+def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,
+               settings: Settings) -> bool:
+    """Caption this frame? The first one, one whose view differs enough from the frame captioned
+    last (a cut, or a camera that has moved on), and one every caption_interval seconds."""
+    if last is None:
+        return True
+    last_t, last_thumb = last
+    return (t - last_t >= settings.caption_interval - 1e-6
+            or _view_change(thumb, last_thumb) >= settings.caption_change)
+
+
+def _view_change(a: np.ndarray, b: np.ndarray) -> float:
+    """Median grey-level change: high only when most of the frame changed, as at a cut; people
+    walking through a still shot move the mean, not the median."""
+    return float(np.median(np.abs(a - b)))
+
+
+def _caption(captioner, frame: np.ndarray, t: float) -> str:
+    try:
+        return captioner.caption(frame)
+    except LLMError as e:
+        raise CaptionError(f"captioning the frame at {t:.1f} s with {captioner.name} failed, so "
+                           f"ingest stopped and added nothing to the library: {e}"
+                           f"{_CAPTION_HINT}") from e
 
 
 def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
@@ -452,6 +511,13 @@ def _text_on_screen(ocr_runs: list[tuple[float, int, list[TextItem]]], t_end: fl
     return list(dict.fromkeys(item.text for item in latest[-1])) if latest else []
 
 
+def _latest_caption(captions: list[tuple[float, str]], t_end: float) -> str:
+    """The caption of the latest key frame before t_end: it holds until the view changes,
+    which is when the next key frame is captioned."""
+    latest = [caption for t, caption in captions if t < t_end]
+    return latest[-1] if latest else ""
+
+
 def _words_between(speech: list[SpeechSegment], t0: float, t1: float) -> str:
     words = []
     for segment in speech:
@@ -478,14 +544,13 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
         words = _words_between(speech, t0, t1)
         texts = _text_on_screen(evidence.ocr_runs, t1)
         text = describe.segment_description(visible, words, texts)
-        caption = next((c for t, c in evidence.captions if t0 <= t < t1), "")
-        if caption:
+        if caption := _latest_caption(evidence.captions, t1):
             text = f"{caption} {text}"
         row = {"t_start": round(t0, 3), "t_end": round(t1, 3), "description": text,
                "source": source, "speech": words, "ocr": "; ".join(texts),
                "instance_ids": json.dumps(sorted(visible))}
         # Dedupe: a step identical to the one before (a still scene) extends it.
-        if rows and not words and not caption and _same_scene(rows[-1], row):
+        if rows and not words and _same_scene(rows[-1], row):
             rows[-1]["t_end"] = row["t_end"]
         else:
             rows.append(row)
@@ -504,15 +569,17 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
                        if any(t0 <= p.t < t1 for p in points)}
             texts = list(dict.fromkeys(item.text for t, _, items in evidence.ocr_runs
                                        if t0 <= t < t1 for item in items))
-            summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1), texts)
+            seen = list(dict.fromkeys(c for t, c in evidence.captions if t0 <= t < t1))
+            summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1),
+                                              texts, seen)
             episodes.append(episodic.Episode(name, seconds, round(t0, 3), round(t1, 3), summary,
                                              sorted(present)))
     return episodes
 
 
 def _same_scene(previous: dict, row: dict) -> bool:
-    return (previous["instance_ids"] == row["instance_ids"] and previous["ocr"] == row["ocr"]
-            and previous["instance_ids"] == "[]")
+    return (previous["instance_ids"] == row["instance_ids"] == "[]"
+            and previous["description"] == row["description"])
 
 
 def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:

@@ -15,6 +15,9 @@ Why a child process: llama.cpp in the same process as decord breaks (decord's bu
 runtime makes llama.cpp's std::random_device fail, then crash), an xllamacpp shutdown can hang
 at exit, and a native crash in the LLM must not take the web app down with it.
 
+With a multimodal projector (`mmproj_path`) the same server takes images in chat messages, as
+OpenAI's vision API does: models/captioner.py captions frames through it.
+
 The server binds 127.0.0.1 only and requires a random API key on every route but `/health`
 (llama.cpp keeps that one public, and this xllamacpp has no option to change it; it reveals
 only that a server is up). llama.cpp answers every CORS origin by default, so any page open in
@@ -49,32 +52,36 @@ class EmbeddedServer:
 
     def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int = 2,
                  host: str = "127.0.0.1", port: int = 0, n_parallel: int = 4,
-                 cache_ram_mib: int = 1024, verbosity: int = 1):
-        """port=0 picks a free port. verbosity: 1 = errors only, 3 = all."""
+                 cache_ram_mib: int = 1024, verbosity: int = 1, mmproj_path: Path | None = None):
+        """port=0 picks a free port. verbosity: 1 = errors only, 3 = all. mmproj_path: the
+        multimodal projector GGUF that lets the model see images."""
         model_path = Path(model_path)
-        _check_gguf(model_path)
+        _check_gguf(model_path, "model")
+        if mmproj_path is not None:
+            _check_gguf(Path(mmproj_path), "multimodal projector")
         self.model_path = model_path
         self.name = model_path.stem
         self._api_key = secrets.token_urlsafe(24)
         port = port or _free_port(host)
         self.base_url = f"http://{host}:{port}/v1"
-        command = [sys.executable, "-m", "models.llama_server", "--model", str(model_path),
-                   "--host", host, "--port", str(port), "--ctx", str(n_ctx),
-                   "--threads", str(threads), "--parallel", str(n_parallel),
-                   "--cache-ram-mib", str(cache_ram_mib), "--verbosity", str(verbosity)]
+        command = [sys.executable, "-m", "models.llama_server", *server_arguments(
+            model_path, host, port, n_ctx, threads, n_parallel, cache_ram_mib, verbosity,
+            mmproj_path)]
         env = dict(os.environ, MEMORYREEL_LLAMA_API_KEY=self._api_key)
         self._process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
                                          cwd=Path(__file__).resolve().parents[1])
-        self._wait_until_ready(model_path)
+        self._wait_until_ready(model_path if mmproj_path is None else
+                               f"{model_path} and projector {mmproj_path}")
 
-    def _wait_until_ready(self, model_path: Path) -> None:
+    def _wait_until_ready(self, files: Path | str) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S
         probe = OpenAIChat(self.base_url, self.name, api_key=self._api_key, timeout=60.0)
         while True:
             if self._process.poll() is not None:
                 raise LLMUnavailable(
-                    f"the embedded llama.cpp server failed to start with {model_path}: it exited "
-                    f"(status {self._process.returncode}); the file may be damaged or memory short.")
+                    f"the embedded llama.cpp server failed to start with {files}: it exited "
+                    f"(status {self._process.returncode}); a file may be damaged or of the wrong "
+                    f"kind, or memory short.")
             try:
                 probe.complete([{"role": "user", "content": "hi"}], max_tokens=1)
                 return
@@ -83,7 +90,7 @@ class EmbeddedServer:
             except LLMError as exc:
                 if time.monotonic() > deadline:
                     self.close()
-                    raise LLMUnavailable(f"the embedded llama.cpp server for {model_path} did "
+                    raise LLMUnavailable(f"the embedded llama.cpp server for {files} did "
                                          f"not answer within {_START_TIMEOUT_S:.0f} s: {exc}") from None
                 time.sleep(0.5)
 
@@ -119,14 +126,26 @@ class EmbeddedServer:
         return f"EmbeddedServer({self.model_path.name}, {self.base_url if self.running else 'closed'})"
 
 
-def get_embedded(model_path: Path, n_ctx: int = 8192, threads: int = 2) -> EmbeddedServer:
+def server_arguments(model_path: Path, host: str, port: int, n_ctx: int, threads: int,
+                     n_parallel: int, cache_ram_mib: int, verbosity: int,
+                     mmproj_path: Path | None = None) -> list[str]:
+    """The child's command-line arguments (`parser` reads them back)."""
+    arguments = ["--model", str(model_path), "--host", host, "--port", str(port),
+                 "--ctx", str(n_ctx), "--threads", str(threads), "--parallel", str(n_parallel),
+                 "--cache-ram-mib", str(cache_ram_mib), "--verbosity", str(verbosity)]
+    return arguments + (["--mmproj", str(mmproj_path)] if mmproj_path is not None else [])
+
+
+def get_embedded(model_path: Path, n_ctx: int = 8192, threads: int = 2,
+                 mmproj_path: Path | None = None) -> EmbeddedServer:
     """The process's server for this model and settings, started on first use."""
-    key = (str(Path(model_path).resolve()), n_ctx, threads)
+    key = (str(Path(model_path).resolve()), n_ctx, threads,
+           str(Path(mmproj_path).resolve()) if mmproj_path else "")
     with _LOCK:
         server = _CACHE.get(key)
     if server is not None and server.running:
         return server
-    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads)
+    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads, mmproj_path=mmproj_path)
     with _LOCK:
         _CACHE[key] = server
     return server
@@ -138,12 +157,13 @@ def _free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
-def _check_gguf(path: Path) -> None:
+def _check_gguf(path: Path, role: str) -> None:
     if not path.is_file():
-        raise LLMUnavailable(f"cannot start the embedded LLM: model file {path} does not exist.")
+        raise LLMUnavailable(f"cannot start the embedded LLM: {role} file {path} does not exist.")
     with path.open("rb") as f:
         if f.read(4) != b"GGUF":
-            raise LLMUnavailable(f"cannot start the embedded LLM: {path} is not a GGUF file.")
+            raise LLMUnavailable(f"cannot start the embedded LLM: {role} file {path} is not a "
+                                 "GGUF file.")
 
 
 @atexit.register
@@ -152,8 +172,8 @@ def _close_all() -> None:
         server.close()
 
 
-def _serve(args: argparse.Namespace) -> None:
-    """The child: run the server until the parent closes our stdin or terminates us."""
+def server_params(args: argparse.Namespace, api_key: str):
+    """xllamacpp's CommonParams for the child's command line (see `parser`)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -166,7 +186,7 @@ def _serve(args: argparse.Namespace) -> None:
     params.cpuparams_batch.n_threads = args.threads
     params.hostnames = [args.host]
     params.port = args.port
-    params.api_keys = [os.environ["MEMORYREEL_LLAMA_API_KEY"]]
+    params.api_keys = [api_key]
     params.cache_prompt = True
     params.cache_ram_mib = args.cache_ram_mib  # host-memory cache of evicted slot prompts
     params.ui = False
@@ -176,6 +196,16 @@ def _serve(args: argparse.Namespace) -> None:
     params.cors_credentials = False
     params.endpoint_slots = False
     params.verbosity = args.verbosity
+    if args.mmproj:
+        params.mmproj.path = args.mmproj
+    return params
+
+
+def _serve(args: argparse.Namespace) -> None:
+    """The child: run the server until the parent closes our stdin or terminates us."""
+    import xllamacpp
+
+    params = server_params(args, os.environ["MEMORYREEL_LLAMA_API_KEY"])
     try:
         server = xllamacpp.Server(params)  # noqa: F841 - serves from its own threads while alive
     except RuntimeError as e:  # xllamacpp only says "Failed to init server"
@@ -185,9 +215,11 @@ def _serve(args: argparse.Namespace) -> None:
     os._exit(0)  # skip xllamacpp's destructor, which can hang
 
 
-if __name__ == "__main__":
+def parser() -> argparse.ArgumentParser:
+    """The child's command line, as `server_command` writes it."""
     parser = argparse.ArgumentParser(description="MemoryReel's embedded llama.cpp server")
     parser.add_argument("--model", required=True)
+    parser.add_argument("--mmproj", default="", help="multimodal projector GGUF")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ctx", type=int, default=8192)
@@ -195,4 +227,8 @@ if __name__ == "__main__":
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--cache-ram-mib", type=int, default=1024)
     parser.add_argument("--verbosity", type=int, default=1)
-    _serve(parser.parse_args())
+    return parser
+
+
+if __name__ == "__main__":
+    _serve(parser().parse_args())

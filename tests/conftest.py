@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,32 @@ def ingested(library_settings):
             done[name] = ingest(clip(name), library_settings)
         return done[name]
     return get
+
+
+def send(handler: BaseHTTPRequestHandler, status: int, content_type: str, body: bytes) -> None:
+    """One complete HTTP reply from a fake server's handler."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+class _Garbage(BaseHTTPRequestHandler):
+    """Answers every POST with an HTML page: a proxy or a wrong URL, not an OpenAI endpoint."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        send(self, 200, "text/html", b"<html>502 Bad Gateway... or not</html>")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def garbage_endpoint():
+    """The base URL of a local server that answers chat requests with garbage."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic import ValidationError
@@ -92,28 +90,6 @@ def test_malicious_sql_from_the_model_never_writes_or_hangs(ingested, library_se
     assert time.monotonic() - started < 10
     assert content_hash(entry.db_path) == before
     assert len(llm.prompts) == 2  # one retry with the error shown, then a failure
-
-
-class _Garbage(BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = b"<html>502 Bad Gateway... or not</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def garbage_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
 
 
 def test_endpoint_down_gives_could_not_answer(ingested, library_settings):

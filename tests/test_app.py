@@ -106,6 +106,15 @@ def test_ingest_then_ask_through_gradio_client(server, client):
     assert again["cached"] and again["video_id"] == result["video_id"]
 
 
+def test_suggested_questions_come_from_the_video(client):
+    video_id = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")["video_id"]
+    questions = client.predict(video_id, api_name="/suggest")
+    assert "how many people appear in the video" in questions  # TUD-Campus: people, no audio
+    assert not any(q.startswith("what is said") for q in questions)
+    with pytest.raises(AppError, match="No video with id 'feedfacefeedface'"):
+        client.predict("feedfacefeedface", api_name="/suggest")
+
+
 def test_parallel_questions_share_the_server_without_lock_errors(server, client):
     """Two people asking at once: both answers come back, and both are learned from."""
     settings = server[0]
