@@ -519,15 +519,21 @@ def _latest_caption(captions: list[tuple[float, str]], t_end: float) -> str:
 
 
 def _words_between(speech: list[SpeechSegment], t0: float, t1: float) -> str:
+    """What is being said during [t0, t1): a word said across a step boundary belongs to both
+    steps (by its midpoint alone, "banana" said over 39.7-40.3 s went missing from "at 40 s")."""
     words = []
     for segment in speech:
         if segment.t_end < t0 or segment.t_start >= t1:
             continue
         if segment.words:
-            words += [w.strip() for w0, w1, w in segment.words if t0 <= (w0 + w1) / 2 < t1]
-        elif t0 <= (segment.t_start + segment.t_end) / 2 < t1:
+            words += [w.strip() for w0, w1, w in segment.words if _during(w0, w1, t0, t1)]
+        elif _during(segment.t_start, segment.t_end, t0, t1):
             words.append(segment.text.strip())
     return " ".join(w for w in words if w)
+
+
+def _during(start: float, end: float, t0: float, t1: float) -> bool:
+    return t0 <= start < t1 or (start < t1 and end > t0)
 
 
 def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[describe.TrackPoint]]],
