@@ -15,7 +15,7 @@ import shutil
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -25,14 +25,15 @@ import numpy as np
 import sqlite_utils
 from PIL import Image
 
-from backend import decode, describe, episodic, preview
+from backend import decode, describe, episodic, preview, scenes
 from backend.config import Settings
 from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, relabel
 from models.motion import CATEGORY as MOVING
-from models.types import SpeechSegment, TextItem
+from models.scenes import SceneAnalyser
+from models.types import FrameLook, SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ Progress = Callable[[str, int, int], None]
 # Stage names in order, with the words the app shows for them.
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
-          "tracks": "Cleaning tracks", "describe": "Writing the timeline",
+          "tracks": "Cleaning tracks", "scenes": "Finding shots and camera motion",
+          "describe": "Writing the timeline",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 
 
@@ -72,6 +74,8 @@ class _FrameEvidence:
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     motion: str = "off"   # what tracked moving objects, or why nothing did
     motion_tracked: bool = False
+    looks: list[FrameLook] = field(default_factory=list)
+    cuts: list[float] = field(default_factory=list)
 
 
 # Raw ids of moving-object tracks start here, apart from the person tracker's.
@@ -106,6 +110,10 @@ class ModelSet:
         from models.motion import MotionTracker
 
         return MotionTracker()
+
+    def scenes(self, fps: float) -> SceneAnalyser:
+        """A fresh shot and camera analyser: its cut detector follows one video."""
+        return SceneAnalyser(fps)
 
     @property
     def captioner(self):
@@ -220,6 +228,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
                 frames = relabel(evidence.frames, mapping)
                 colours = _merge_colours(evidence.colours, mapping)
+            with stage("scenes"):
+                shots, segment_scenes = _scenes(evidence, meta, settings, progress)
             with stage("describe"):
                 db = sqlite_utils.Database(folder / "video.db")
                 try:
@@ -234,8 +244,10 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                     tracks = _write_instances(db, frames, colours, meta)
                     _write_speech(db, speech)
                     _write_ocr(db, evidence.ocr_runs)
+                    db["shots"].insert_all(asdict(shot) for shot in shots)
+                    db["scenes"].insert_all(scene.row(i) for i, scene in enumerate(segment_scenes, start=1))
                     episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
-                                               model_names["captions"])
+                                               model_names["captions"], (shots, segment_scenes))
                 finally:
                     db.close()
             with stage("embed"):
@@ -259,6 +271,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     tracker = models.tracker
     tracker.reset()
     motion = models.motion() if settings.motion_enabled else None
+    analyser = models.scenes(meta.fps)
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
     indices = decode.sample_indices(meta, settings.track_fps)
@@ -275,6 +288,9 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             detections = detections + [replace(d, track_id=d.track_id + _MOTION_IDS) for d in moving]
             evidence.seconds["motion"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
+        mark = time.perf_counter()
+        evidence.looks.append(analyser.add(index, t, frame))
+        evidence.seconds["scenes"] += time.perf_counter() - mark
         for d in detections:
             evidence.colours[d.track_id].append(_box_colours(frame, d.box))
 
@@ -308,7 +324,21 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     evidence.motion = "off" if motion is None else \
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
+    evidence.cuts = analyser.cuts
     return evidence
+
+
+def _scenes(evidence: _FrameEvidence, meta: decode.VideoMeta, settings: Settings,
+            progress: Progress) -> tuple[list[scenes.Shot], list[scenes.Scene]]:
+    """Shots, and the picture of every fine step (the steps of the timeline, before merging)."""
+    shots = scenes.shots(evidence.cuts, meta.duration)
+    return shots, scenes.segment_scenes(evidence.looks, evidence.cuts, shots,
+                                        _steps(meta.duration, settings.segment_seconds),
+                                        lambda done, total: progress("scenes", done, total))
+
+
+def _steps(duration: float, step: float) -> list[tuple[float, float]]:
+    return [(k * step, min((k + 1) * step, duration)) for k in range(max(1, math.ceil(duration / step)))]
 
 
 def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
@@ -439,18 +469,21 @@ def _words_between(speech: list[SpeechSegment], t0: float, t1: float) -> str:
 
 def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[describe.TrackPoint]]],
                     speech: list[SpeechSegment], evidence: _FrameEvidence, meta: decode.VideoMeta,
-                    settings: Settings, source: str) -> list[episodic.Episode]:
+                    settings: Settings, source: str,
+                    shots_and_scenes: tuple[list[scenes.Shot], list[scenes.Scene]]) -> list[episodic.Episode]:
     """timeline table (fine steps; equal consecutive steps merged) and all episodic segments."""
     step = settings.segment_seconds
+    shots, segment_scenes = shots_and_scenes
     rows: list[dict] = []
-    for k in range(max(1, math.ceil(meta.duration / step))):
-        t0, t1 = k * step, min((k + 1) * step, meta.duration)
+    pictures: list[str] = []  # each row's picture sentence, for the dedupe
+    for (t0, t1), scene in zip(_steps(meta.duration, step), segment_scenes):
         visible = {i: (category, [p for p in points if t0 <= p.t < t1])
                    for i, (category, points) in tracks.items()}
         visible = {i: v for i, v in visible.items() if v[1]}
         words = _words_between(speech, t0, t1)
         texts = _text_on_screen(evidence.ocr_runs, t1)
-        text = describe.segment_description(visible, words, texts)
+        picture = scenes.picture(scene)
+        text = describe.segment_description(visible, words, texts, picture)
         caption = next((c for t, c in evidence.captions if t0 <= t < t1), "")
         if caption:
             text = f"{caption} {text}"
@@ -458,10 +491,11 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
                "source": source, "speech": words, "ocr": "; ".join(texts),
                "instance_ids": json.dumps(sorted(visible))}
         # Dedupe: a step identical to the one before (a still scene) extends it.
-        if rows and not words and not caption and _same_scene(rows[-1], row):
+        if rows and not words and not caption and _same_scene(rows[-1], row) and pictures[-1] == picture:
             rows[-1]["t_end"] = row["t_end"]
         else:
             rows.append(row)
+            pictures.append(picture)
     for i, row in enumerate(rows, start=1):
         row["id"] = i
     db["timeline"].insert_all(rows)
@@ -477,7 +511,8 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
                        if any(t0 <= p.t < t1 for p in points)}
             texts = list(dict.fromkeys(item.text for t, _, items in evidence.ocr_runs
                                        if t0 <= t < t1 for item in items))
-            summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1), texts)
+            summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1), texts,
+                                              scenes.pictures_over(segment_scenes, shots, t0, t1))
             episodes.append(episodic.Episode(name, seconds, round(t0, 3), round(t1, 3), summary,
                                              sorted(present)))
     return episodes
@@ -497,6 +532,7 @@ def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
         "speech": models.speech.name if settings.asr_enabled and has_audio else "",
         "ocr": models.ocr.name if settings.ocr_enabled else "",
         "captions": captioner.name if captioner is not None else "evidence",
+        "scenes": SceneAnalyser.name,
         "embedder": models.embedder.name,
     }
 
