@@ -289,7 +289,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             evidence.seconds["motion"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         mark = time.perf_counter()
-        evidence.looks.append(analyser.add(index, t, frame))
+        analyser.add(index, t, frame)
         evidence.seconds["scenes"] += time.perf_counter() - mark
         for d in detections:
             evidence.colours[d.track_id].append(_box_colours(frame, d.box))
@@ -324,7 +324,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     evidence.motion = "off" if motion is None else \
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
-    evidence.cuts = analyser.cuts
+    evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
     return evidence
 
 

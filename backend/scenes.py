@@ -75,7 +75,9 @@ def segment_scenes(looks: list[FrameLook], cuts: list[float], shot_list: list[Sh
     times = [look.t for look in looks]
     found = []
     for k, (t0, t1) in enumerate(steps):
-        inside = looks[bisect_left(times, t0):bisect_left(times, t1)]
+        start, end = bisect_left(times, t0), bisect_left(times, t1)
+        # A last step shorter than the sampling interval holds no frame: the one before shows it.
+        inside = looks[start:end] or looks[max(0, start - 1):start]
         found.append(segment_scene(inside, cuts, shot_list, t0, t1))
         progress(k + 1, len(steps))
     return found

@@ -50,7 +50,7 @@ class SceneAnalyser:
         self.looks: list[FrameLook] = []
         self.cuts: list[float] = []
 
-    def add(self, index: int, t: float, frame_rgb: np.ndarray) -> FrameLook:
+    def add(self, index: int, t: float, frame_rgb: np.ndarray) -> None:
         cv2 = self._cv2
         height, width = frame_rgb.shape[:2]
         small = cv2.resize(frame_rgb, (_WORK_WIDTH, max(8, round(height * _WORK_WIDTH / width))),
@@ -65,10 +65,8 @@ class SceneAnalyser:
             if fit is not None and t > before_t:
                 pan, tilt, zoom = _rates(fit, grey.shape, t - before_t)
         self._previous = (t, grey)
-        look = FrameLook(t=t, pan=pan, tilt=tilt, zoom=zoom, changed=changed,
-                         luma=float(grey.mean()), colours=self._colours(frame_rgb))
-        self.looks.append(look)
-        return look
+        self.looks.append(FrameLook(t=t, pan=pan, tilt=tilt, zoom=zoom, changed=changed,
+                                    luma=float(grey.mean()), colours=self._colours(frame_rgb)))
 
     def _find_cuts(self, index: int, small_rgb: np.ndarray) -> None:
         from scenedetect import FrameTimecode
