@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from fractions import Fraction
+from types import SimpleNamespace
 
 import av
 import numpy as np
@@ -59,12 +60,21 @@ def joined(tmp_path_factory):
     _write(path, _frames_of("intel_car-detection.mp4", _FIRST_SECONDS)
            + _frames_of("mot15_TUD-Campus.mp4", 3.0))
     settings = settings_for(folder / "library", ocr_enabled=False, asr_enabled=False)
-    result = ingest(path, settings)
-    return Library(settings.home).get(result.video_id)
+    progress = []
+    result = ingest(path, settings, progress=lambda stage, done, total: progress.append((stage, done, total)))
+    return SimpleNamespace(entry=Library(settings.home).get(result.video_id), result=result,
+                           progress=progress)
+
+
+def test_ingest_reports_the_scenes_stage_and_its_cost(joined):
+    steps = joined.result.counts["scenes"]
+    assert steps == 3  # 5.8 s in 2 s steps
+    assert ("scenes", steps, steps) in joined.progress
+    assert {"frames.scenes", "scenes"} <= set(joined.result.seconds)
 
 
 def test_the_cut_between_two_clips_is_found_and_no_other(joined):
-    conn = sqlite3.connect(joined.db_path)
+    conn = sqlite3.connect(joined.entry.db_path)
     shots = conn.execute("SELECT t_start, t_end FROM shots ORDER BY id").fetchall()
     cut_steps = conn.execute("SELECT cut_at FROM scenes WHERE cut_at IS NOT NULL").fetchall()
     conn.close()
@@ -75,18 +85,18 @@ def test_the_cut_between_two_clips_is_found_and_no_other(joined):
 
 
 def test_the_timeline_and_episodic_memory_say_where_the_cut_is(joined):
-    conn = sqlite3.connect(joined.db_path)
+    conn = sqlite3.connect(joined.entry.db_path)
     texts = [r[0] for r in conn.execute("SELECT description FROM timeline ORDER BY t_start")]
     conn.close()
     cut_said = [t for t in texts if "Cut to a new shot at" in t]
     assert len(cut_said) == 1 and all("Picture:" in t for t in texts)
-    memory = [r["text"] for r in episodic.rows(joined.folder)]
+    memory = [r["text"] for r in episodic.rows(joined.entry.folder)]
     assert any("Cut to a new shot at" in t for t in memory)
     assert any("1 cut (at" in t for t in memory)  # the whole-video summary
 
 
 def test_both_halves_of_the_joined_clip_read_as_a_static_camera(joined):
-    conn = sqlite3.connect(joined.db_path)
+    conn = sqlite3.connect(joined.entry.db_path)
     cameras = {r[0] for r in conn.execute("SELECT camera FROM scenes")}
     conn.close()
     assert cameras <= {"static", "unknown"} and "static" in cameras
@@ -156,7 +166,7 @@ def _ask(tables: VideoTables, question: str, time: str = "") -> str:
 
 
 def test_the_typed_scene_query_answers_from_the_tables(joined):
-    tables = VideoTables(joined.db_path)
+    tables = VideoTables(joined.entry.db_path)
     cut = _ask(tables, "When is the cut?")
     assert abs(float(cut.split()[0]) - _FIRST_SECONDS) <= _STEP + 1e-6
     assert _ask(tables, "How many shots does the video have?") == "2"
@@ -169,7 +179,7 @@ def test_the_typed_scene_query_answers_from_the_tables(joined):
 
 def test_a_video_ingested_before_scenes_were_measured_says_so(joined, tmp_path):
     copy = tmp_path / "video.db"
-    copy.write_bytes(joined.db_path.read_bytes())
+    copy.write_bytes(joined.entry.db_path.read_bytes())
     conn = sqlite3.connect(copy)
     models = json.loads(conn.execute("SELECT models FROM video").fetchone()[0])
     models.pop("scenes")
