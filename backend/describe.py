@@ -151,8 +151,9 @@ def _plural(n: int, noun: str) -> str:
 
 
 def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech: str,
-                        text_on_screen: list[str]) -> str:
-    """One time step: who is visible, where, how they move; what is said and written."""
+                        text_on_screen: list[str], picture: str) -> str:
+    """One time step: who is visible, where, how they move; the picture (cut, camera, colours,
+    brightness, from backend/scenes.py); what is said and written."""
     if visible:
         counts = Counter(category for category, _ in visible.values())
         parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]
@@ -163,6 +164,8 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
         sentence = "; ".join(parts) + "."
     else:
         sentence = "No tracked objects visible."
+    if picture:
+        sentence += f" {picture}"
     if text_on_screen:
         sentence += " On screen: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
     if speech:
@@ -175,9 +178,10 @@ _WINDOW_CAPTIONS = 5
 
 
 def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str, str]],
-                   speech: str, text_on_screen: list[str], captions: Sequence[str] = ()) -> str:
-    """A longer window: which instances appear (with appearance and action), speech, text, and
-    what a captioner saw in its key frames.
+                   speech: str, text_on_screen: list[str], picture: str = "",
+                   captions: Sequence[str] = ()) -> str:
+    """A longer window: which instances appear (with appearance and action), its picture (cuts,
+    camera, colours), speech, text, and what a captioner saw in its key frames.
 
     instances: id -> (category, "appearance, action").
     """
@@ -191,6 +195,8 @@ def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str,
         sentence = f"{span}, {who} {verb} in all. {details}."
     else:
         sentence = f"{span}, no tracked objects appear."
+    if picture:
+        sentence += f" {picture}"
     if text_on_screen:
         sentence += " On-screen text: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
     if speech:

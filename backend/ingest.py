@@ -15,7 +15,7 @@ import shutil
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +25,7 @@ import numpy as np
 import sqlite_utils
 from PIL import Image
 
-from backend import decode, describe, episodic, preview
+from backend import decode, describe, episodic, preview, scenes
 from backend.config import Settings
 from backend.errors import CaptionError, InputError
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
@@ -33,7 +33,8 @@ from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
 from models.llm import LLMError
-from models.types import Detection, Pose, SpeechSegment, TextItem
+from models.scenes import SceneAnalyser
+from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ Progress = Callable[[str, int, int], None]
 # Stage names in order, with the words the app shows for them.
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
-          "tracks": "Cleaning tracks", "describe": "Writing the timeline",
+          "tracks": "Cleaning tracks", "scenes": "Finding shots and camera motion",
+          "describe": "Writing the timeline",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 
 
@@ -73,6 +75,8 @@ class _FrameEvidence:
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     motion: str = "off"   # what tracked moving objects, or why nothing did
     motion_tracked: bool = False
+    looks: list[FrameLook] = field(default_factory=list)
+    cuts: list[float] = field(default_factory=list)
 
 
 # Raw ids of moving-object tracks start here, apart from the person tracker's.
@@ -111,6 +115,10 @@ class ModelSet:
         from models.motion import MotionTracker
 
         return MotionTracker()
+
+    def scenes(self, fps: float) -> SceneAnalyser:
+        """A fresh shot and camera analyser: its cut detector follows one video."""
+        return SceneAnalyser(fps)
 
     @property
     def captioner(self):
@@ -261,6 +269,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
                 frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds)
                 colours = _merge_colours(evidence.colours, mapping)
+            with stage("scenes"):
+                shots, segment_scenes = _scenes(evidence, meta, settings, progress)
             with stage("describe"):
                 db = sqlite_utils.Database(folder / "video.db")
                 try:
@@ -275,8 +285,10 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                     tracks = _write_instances(db, frames, colours, meta)
                     _write_speech(db, speech)
                     _write_ocr(db, evidence.ocr_runs)
+                    db["shots"].insert_all(asdict(shot) for shot in shots)
+                    db["scenes"].insert_all(scene.row(i) for i, scene in enumerate(segment_scenes, start=1))
                     episodes = _write_timeline(db, tracks, speech, evidence, meta, settings,
-                                               model_names["captions"])
+                                               model_names["captions"], (shots, segment_scenes))
                 finally:
                     db.close()
             with stage("embed"):
@@ -300,6 +312,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     tracker = models.tracker
     tracker.reset()
     motion = models.motion() if settings.motion_enabled else None
+    analyser = models.scenes(meta.fps)
     reader = models.ocr if settings.ocr_enabled else None
     poser = models.pose if settings.pose_enabled else None
     captioner = models.captioner
@@ -322,6 +335,9 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             detections = detections + [replace(d, track_id=d.track_id + _MOTION_IDS) for d in moving]
             evidence.seconds["motion"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
+        mark = time.perf_counter()
+        analyser.add(index, t, frame)
+        evidence.seconds["scenes"] += time.perf_counter() - mark
         for d in detections:
             evidence.colours[d.track_id].append(_box_colours(frame, d.box))
 
@@ -357,6 +373,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     evidence.motion = "off" if motion is None else \
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
+    evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
     return evidence
 
 
@@ -391,6 +408,19 @@ def _caption(captioner, frame: np.ndarray, t: float) -> str:
         raise CaptionError(f"captioning the frame at {t:.1f} s with {captioner.name} failed, so "
                            f"ingest stopped and added nothing to the library: {e}"
                            f"{_CAPTION_HINT}") from e
+
+
+def _scenes(evidence: _FrameEvidence, meta: decode.VideoMeta, settings: Settings,
+            progress: Progress) -> tuple[list[scenes.Shot], list[scenes.Scene]]:
+    """Shots, and the picture of every fine step (the steps of the timeline, before merging)."""
+    shots = scenes.shots(evidence.cuts, meta.duration)
+    return shots, scenes.segment_scenes(evidence.looks, evidence.cuts, shots,
+                                        _steps(meta.duration, settings.segment_seconds),
+                                        lambda done, total: progress("scenes", done, total))
+
+
+def _steps(duration: float, step: float) -> list[tuple[float, float]]:
+    return [(k * step, min((k + 1) * step, duration)) for k in range(max(1, math.ceil(duration / step)))]
 
 
 def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
@@ -538,18 +568,20 @@ def _during(start: float, end: float, t0: float, t1: float) -> bool:
 
 def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[describe.TrackPoint]]],
                     speech: list[SpeechSegment], evidence: _FrameEvidence, meta: decode.VideoMeta,
-                    settings: Settings, source: str) -> list[episodic.Episode]:
+                    settings: Settings, source: str,
+                    shots_and_scenes: tuple[list[scenes.Shot], list[scenes.Scene]]) -> list[episodic.Episode]:
     """timeline table (fine steps; equal consecutive steps merged) and all episodic segments."""
     step = settings.segment_seconds
+    shots, segment_scenes = shots_and_scenes
     rows: list[dict] = []
-    for k in range(max(1, math.ceil(meta.duration / step))):
-        t0, t1 = k * step, min((k + 1) * step, meta.duration)
+    for (t0, t1), scene in zip(_steps(meta.duration, step), segment_scenes):
         visible = {i: (category, [p for p in points if t0 <= p.t < t1])
                    for i, (category, points) in tracks.items()}
         visible = {i: v for i, v in visible.items() if v[1]}
         words = _words_between(speech, t0, t1)
         texts = _text_on_screen(evidence.ocr_runs, t1)
-        text = describe.segment_description(visible, words, texts)
+        picture = scenes.picture(scene)
+        text = describe.segment_description(visible, words, texts, picture)
         if caption := _latest_caption(evidence.captions, t1):
             text = f"{caption} {text}"
         row = {"t_start": round(t0, 3), "t_end": round(t1, 3), "description": text,
@@ -576,8 +608,9 @@ def _write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list
             texts = list(dict.fromkeys(item.text for t, _, items in evidence.ocr_runs
                                        if t0 <= t < t1 for item in items))
             seen = list(dict.fromkeys(c for t, c in evidence.captions if t0 <= t < t1))
+            picture = scenes.pictures_over(segment_scenes, shots, t0, t1)
             summary = describe.window_summary(t0, t1, present, _words_between(speech, t0, t1),
-                                              texts, seen)
+                                              texts, picture, seen)
             episodes.append(episodic.Episode(name, seconds, round(t0, 3), round(t1, 3), summary,
                                              sorted(present)))
     return episodes
@@ -598,6 +631,7 @@ def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
         "ocr": models.ocr.name if settings.ocr_enabled else "",
         "pose": models.pose.name if settings.pose_enabled else "",
         "captions": captioner.name if captioner is not None else "evidence",
+        "scenes": SceneAnalyser.name,
         "embedder": models.embedder.name,
     }
 

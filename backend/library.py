@@ -96,7 +96,8 @@ class VideoEntry:
     def table_counts(self) -> dict[str, int]:
         db = sqlite_utils.Database(self.db_path)
         try:
-            return {name: db[name].count for name in TABLES}
+            # A library ingested before a table existed simply has none of its rows.
+            return {name: db[name].count if db[name].exists() else 0 for name in TABLES}
         finally:
             db.close()
 

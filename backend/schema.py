@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
-TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr")
+TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr",
+          "shots", "scenes")
 
 SCHEMA_DOC = """\
 video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, width INTEGER,
@@ -43,6 +44,19 @@ speech_words(segment_id INTEGER, t_start REAL, t_end REAL, word TEXT)
 ocr(id INTEGER, t REAL, frame INTEGER, text TEXT, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
     confidence REAL)
   -- one row per line of on-screen text read at time t.
+shots(id INTEGER, t_start REAL, t_end REAL)
+  -- one row per shot (a continuous take between two cuts), in order; no cut = one shot. Cut
+  -- times are the t_start of every shot after the first.
+scenes(id INTEGER, t_start REAL, t_end REAL, shot_id INTEGER, cut_at REAL, camera TEXT,
+       camera_speed REAL, motion TEXT, moving_share REAL, brightness TEXT, luma REAL, colours TEXT)
+  -- one row per fine time step (the steps of timeline before merging): the picture. shot_id is
+  -- the shot the step starts in; cut_at the time of a cut inside the step, else NULL; camera is
+  -- 'static', 'pan left', 'pan right', 'tilt up', 'tilt down', 'zoom in', 'zoom out' or
+  -- 'unknown' (too little texture to tell), camera_speed its rate (share of the frame per s);
+  -- motion is 'still', 'some' or 'much': how much of the picture moves apart from the camera
+  -- (moving_share, 0-1); brightness 'dark', 'dim' or 'bright' from luma (mean grey level
+  -- 0-255); colours names the colours filling the frame with their shares, e.g.
+  -- 'green 60%, white 25%' (find one with colours LIKE '%green%').
 """
 
 
@@ -76,3 +90,10 @@ def create_tables(db: sqlite_utils.Database) -> None:
         "y2": float, "confidence": float,
     }, pk="id")
     db["ocr"].create_index(["t"])
+    db["shots"].create({"id": int, "t_start": float, "t_end": float}, pk="id")
+    db["scenes"].create({
+        "id": int, "t_start": float, "t_end": float, "shot_id": int, "cut_at": float,
+        "camera": str, "camera_speed": float, "motion": str, "moving_share": float,
+        "brightness": str, "luma": float, "colours": str,
+    }, pk="id", foreign_keys=[("shot_id", "shots", "id")])
+    db["scenes"].create_index(["t_start"])

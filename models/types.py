@@ -40,3 +40,20 @@ class TextItem:
     text: str
     box: tuple[float, float, float, float]
     confidence: float
+
+
+@dataclass(frozen=True)
+class FrameLook:
+    """What one sampled frame looks like as a whole. pan / tilt / zoom: the picture's motion per
+    second from the frame before (share of the width, right +; of the height, down +; log scale,
+    growing +), None when it could not be told; changed: share of the picture that moved apart
+    from that, None for the first frame; luma: mean grey level 0-255; colours: (RGB centre,
+    share of pixels), largest first."""
+
+    t: float
+    pan: float | None
+    tilt: float | None
+    zoom: float | None
+    changed: float | None
+    luma: float
+    colours: tuple[tuple[tuple[int, int, int], float], ...]

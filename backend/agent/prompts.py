@@ -117,6 +117,9 @@ _TYPED_EXAMPLES = [
     ("What", "What is object 3 wearing?", "appearance", "#3", "", "", ""),
     ("How", "In which direction do the buses drive?", "movement", "buses", "", "", ""),
     ("Why", "Why does the person stop between 8 and 16 seconds?", "timeline", "person", "8 s", "16 s", ""),
+    ("When", "At what moment does the footage switch to another shot?", "scene", "", "", "", ""),
+    ("How", "Is the camera panning at 1:05?", "scene", "", "1:05", "", ""),
+    ("What", "Which colours fill the frame between 5 and 15 seconds?", "scene", "", "5 s", "15 s", ""),
     ("Other", "What is the video's frame rate?", "sql", "", "", "", ""),
 ]
 
