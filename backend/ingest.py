@@ -32,7 +32,7 @@ from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_fo
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, relabel
 from models.motion import CATEGORY as MOVING
-from models.types import SpeechSegment, TextItem
+from models.types import Detection, SpeechSegment, TextItem
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,9 @@ class ModelSet:
 
     @property
     def tracker(self):
-        return _tracker(self.settings.detector_weights, self.settings.detector_imgsz,
-                        self.settings.detector_conf, self.settings.device)
+        s = self.settings
+        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
+                        s.detector_runtime, str(s.cache_dir))
 
     @property
     def speech(self):
@@ -115,9 +116,10 @@ class ModelSet:
 
 
 @lru_cache(maxsize=2)
-def _tracker(weights: str, imgsz: int, conf: float, device: str):
+def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str):
     from models.tracker import Tracker
-    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device)
+    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
+                   cache_dir=cache_dir)
 
 
 @lru_cache(maxsize=1)
@@ -276,7 +278,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
             evidence.seconds["motion"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         for d in detections:
-            evidence.colours[d.track_id].append(_box_colours(frame, d.box))
+            evidence.colours[d.track_id].append(_colours(frame, d))
 
         if reader is not None and t >= next_ocr:
             thumb = _grey_thumb(frame)
@@ -338,6 +340,15 @@ def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(diff.mean(axis=(1, 3)).max())
 
 
+def _colours(frame: np.ndarray, detection: Detection) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) colour of a detection: the one measured over its own pixels where the
+    detector knows them (moving objects), else the halves of its box."""
+    if detection.colour is not None:
+        colour = np.asarray(detection.colour)
+        return colour, colour
+    return _box_colours(frame, detection.box)
+
+
 def _box_colours(frame: np.ndarray, box: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
     """Mean colour of the upper and lower half of the box's central strip (less background)."""
     h, w = frame.shape[:2]
@@ -369,12 +380,14 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
     """instances + detections tables; returns {id: (category, trajectory)} for descriptions."""
     tracks: dict[int, tuple[str, list[describe.TrackPoint]]] = {}
     rows, first_last = [], {}
+    sizes: dict[int, list[tuple[float, float]]] = defaultdict(list)  # box (width, height) per track
     for index, t, detections in frames:
         for d in detections:
             x1, y1, x2, y2 = d.box
             rows.append({"instance_id": d.track_id, "frame": index, "t": round(t, 3),
                          "x1": x1, "y1": y1, "x2": x2, "y2": y2,
                          "confidence": round(d.confidence, 3)})
+            sizes[d.track_id].append((x2 - x1, y2 - y1))
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
                                         (y2 - y1) / meta.height)
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
@@ -385,8 +398,7 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
         upper, lower = colours.get(instance_id, (None, None))
         first_frame, last_frame = first_last[instance_id]
         if category == MOVING:  # no class to name: say what was measured
-            boxes = [(r["x2"] - r["x1"], r["y2"] - r["y1"]) for r in rows
-                     if r["instance_id"] == instance_id]
+            boxes = sizes[instance_id]
             area = float(np.median([w * h for w, h in boxes])) / (meta.width * meta.height)
             aspect = float(np.median([w / max(h, 1.0) for w, h in boxes]))
             looks = describe.moving_object(upper, lower, area, aspect)
