@@ -117,14 +117,13 @@ class MotionTracker:
 
         data = np.array(boxes, dtype=np.float32).reshape(-1, 6)
         tracks = self._tracker.update(Boxes(data, shape).numpy())
-        height, width = shape
-        # The Kalman filter's boxes can run past the frame's edges: keep them on screen. The last
-        # column is the index of the blob the track matched in this frame: its colour.
+        # Each row ends with the index of the blob the track matched in this frame: report that
+        # blob's measured box and colour. The Kalman filter's own box drifts off the object while
+        # it enters or leaves the frame (a car 200 px wide got a box the frame's full width).
         return [Detection(track_id=int(t[4]), category=CATEGORY,
-                          box=(max(0.0, float(t[0])), max(0.0, float(t[1])),
-                               min(float(width), float(t[2])), min(float(height), float(t[3]))),
+                          box=tuple(float(v) for v in boxes[int(t[7])][:4]),
                           confidence=float(t[5]), colour=colours[int(t[7])])
-                for t in tracks if min(width, t[2]) - max(0, t[0]) > 1 and min(height, t[3]) - max(0, t[1]) > 1]
+                for t in tracks]
 
 
 def _blob_colour(image: np.ndarray, blob: np.ndarray, foreground: np.ndarray,
