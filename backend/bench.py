@@ -75,9 +75,10 @@ def _figures(run: dict) -> dict:
 
 
 def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
-                 vary: tuple[str, list[str]] | None = None, rounds: int = 1) -> dict:
+                 vary: tuple[str, list[str]] | None = None, rounds: int = 1,
+                 progress=lambda line: None) -> dict:
     if vary:
-        return _compare_ingest(path, settings, *vary, rounds=rounds)
+        return _compare_ingest(path, settings, *vary, rounds=rounds, progress=progress)
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
         tmp = Path(tmp)
         long_video = tmp / f"{path.stem}-x{repeat}{path.suffix}"
@@ -94,7 +95,7 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
 
 
 def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[str],
-                    rounds: int) -> dict:
+                    rounds: int, progress) -> dict:
     """PATH ingested once per value of one setting, alternating, `rounds` times; each run in a
     fresh process with an empty library (model files come from MEMORYREEL_CACHE as usual)."""
     known = {env for env, _, _ in Settings.documented()}
@@ -106,7 +107,10 @@ def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[
         for r in range(rounds):
             for k, value in enumerate(values):
                 home = Path(tmp) / f"home-{r}-{k}"
-                runs[value].append(_figures(_run_child(path, home, {variable: value})))
+                figures = _figures(_run_child(path, home, {variable: value}))
+                runs[value].append(figures)
+                progress(f"{variable}={value} round {r + 1}: {figures['total_s']} s, "
+                         f"{figures['cpu_s']} CPU s, stages {figures['stage_seconds']}")
     return {"video": path.name, "machine": _machine(), "setting": variable, "rounds": rounds,
             "runs": {value: {"median_total_s": _median([f["total_s"] for f in figures]),
                              "median_cpu_s": _median([f["cpu_s"] for f in figures]),

@@ -148,8 +148,9 @@ def _bench_ingest(args, settings) -> dict:
         if not values:
             raise UsageError(f"--vary wants VARIABLE=VALUE1,VALUE2, not {args.vary!r}")
         vary = (variable.strip(), [v.strip() for v in values.split(",")])
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
-                              rounds=args.rounds)
+                              rounds=args.rounds, progress=say)
 
 
 def _bench_agent(args, settings) -> dict:
