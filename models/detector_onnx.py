@@ -42,7 +42,8 @@ def exported(weights: Path, cache_dir: Path) -> Path:
 
     weights = Path(weights)
     folder = Path(cache_dir).expanduser() / _FOLDER
-    target = folder / f"{weights.stem}-{sha256_file(weights)[:16]}-ultralytics{ultralytics.__version__}.onnx"
+    key = f"{sha256_file(weights)[:16]}-ultralytics{ultralytics.__version__}"
+    target = folder / f"{weights.stem}-{key}.onnx"
     if target.is_file():
         return target
     try:
