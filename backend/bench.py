@@ -1,7 +1,10 @@
 """Benchmarks that print figures. Ratios are measured side by side in one run, never asserted.
 
 `bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
-file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own.
+file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own. With
+`--vary VARIABLE=A,B` it ingests PATH once per value of that setting instead, side by side in one
+run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy machine. Each run
+also reports its CPU seconds, which other processes' load changes far less than wall time.
 `bench agent`: asks every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv)
 as multiple choice, ingesting its clips into the library first where needed, once per agent
 (the grounded one and the earlier free-SQL one by default), side by side in one run.
@@ -51,11 +54,12 @@ def concat_copies(source: Path, target: Path, copies: int) -> None:
 
 
 def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) -> dict:
-    env = dict(os.environ, **(overrides or {}), MEMORYREEL_HOME=str(home))
+    env = dict(os.environ, MEMORYREEL_HOME=str(home), **(overrides or {}))
     code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
             "from backend.ingest import ingest; "
             "r = ingest(Path(sys.argv[1]), config.load()).as_dict(); "
-            "r['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; "
+            "u = resource.getrusage(resource.RUSAGE_SELF); "
+            "r['peak_rss_mb'] = u.ru_maxrss / 1024; r['cpu_s'] = u.ru_utime + u.ru_stime; "
             "print(json.dumps(r))")
     done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parents[1])
@@ -68,11 +72,15 @@ def _figures(run: dict) -> dict:
     total = run["seconds"]["total"]
     return {"duration_s": round(run["duration"], 2), "total_s": round(total, 2),
             "realtime_factor": round(run["duration"] / total, 3),
-            "peak_rss_mb": round(run["peak_rss_mb"], 1),
+            "peak_rss_mb": round(run["peak_rss_mb"], 1), "cpu_s": round(run["cpu_s"], 1),
             "stage_seconds": run["seconds"], "counts": run["counts"]}
 
 
-def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
+def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
+                 vary: tuple[str, list[str]] | None = None, rounds: int = 1,
+                 progress=lambda line: None) -> dict:
+    if vary:
+        return _compare_ingest(path, settings, *vary, rounds=rounds, progress=progress)
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
         tmp = Path(tmp)
         long_video = tmp / f"{path.stem}-x{repeat}{path.suffix}"
@@ -80,7 +88,7 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4) -> dict:
         single = _figures(_run_child(path, tmp / "home-1x"))
         repeated = _figures(_run_child(long_video, tmp / f"home-{repeat}x"))
     return {
-        "video": path.name, "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "video": path.name, "machine": _machine(),
         "settings": {"track_fps": settings.track_fps, "detector_imgsz": settings.detector_imgsz,
                      "ocr_interval": settings.ocr_interval},
         "x1": single, f"x{repeat}": repeated,
@@ -140,6 +148,41 @@ def _tracked_frames(db_path: Path, track_fps: float,
         db.close()
     indices = decode.sample_indices(meta, track_fps)
     return [(round(i / meta.fps * gt_fps), i) for i in indices], rows
+
+
+def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[str],
+                    rounds: int, progress) -> dict:
+    """PATH ingested once per value of one setting, alternating, `rounds` times; each run in a
+    fresh process with an empty library (model files come from MEMORYREEL_CACHE as usual)."""
+    known = {env for env, _, _ in Settings.documented()}
+    if variable not in known:
+        raise InputError(f"--vary needs a MEMORYREEL_ setting (see README, Configuration), "
+                         f"not {variable!r}.")
+    runs: dict[str, list[dict]] = {value: [] for value in values}
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
+        for r in range(rounds):
+            for k, value in enumerate(values):
+                home = Path(tmp) / f"home-{r}-{k}"
+                figures = _figures(_run_child(path, home, {variable: value}))
+                runs[value].append(figures)
+                progress(f"{variable}={value} round {r + 1}: {figures['total_s']} s, "
+                         f"{figures['cpu_s']} CPU s, stages {figures['stage_seconds']}")
+    return {"video": path.name, "machine": _machine(), "setting": variable, "rounds": rounds,
+            "runs": {value: {"median_total_s": _median([f["total_s"] for f in figures]),
+                             "median_cpu_s": _median([f["cpu_s"] for f in figures]),
+                             "each": figures}
+                     for value, figures in runs.items()}}
+
+
+def _machine() -> dict:
+    return {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+            "load_average": [round(v, 1) for v in os.getloadavg()]}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 2)
 
 
 def read_questions(path: Path) -> list[dict]:

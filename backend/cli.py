@@ -125,10 +125,15 @@ def _memory(args, settings) -> dict:
 
 
 def _setup(args, settings) -> dict:
-    """Assemble the offline model files once (verified by sha256) so the first ingest is quick."""
+    """Assemble the offline model files once (verified by sha256) and export the detector for its
+    runtime, so the first ingest is quick."""
     from models import weights
+    from models.tracker import Tracker
 
-    prepared = {"whisper-base": weights.whisper_base_dir(settings.cache_dir)}
+    detector = Tracker(weights=settings.detector_weights, device=settings.device,
+                       runtime=settings.detector_runtime, cache_dir=settings.cache_dir)
+    prepared = {f"detector ({detector.runtime})": detector.weights_path,
+                "whisper-base": weights.whisper_base_dir(settings.cache_dir)}
     for size in ("1.5b", "0.5b"):
         prepared[f"qwen2.5-coder-{size}"] = weights.qwen_gguf(settings.cache_dir, size)
     return {name: str(path) for name, path in prepared.items()}
@@ -137,7 +142,15 @@ def _setup(args, settings) -> dict:
 def _bench_ingest(args, settings) -> dict:
     from backend import bench
 
-    return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat)
+    vary = None
+    if args.vary:
+        variable, _, values = args.vary.partition("=")
+        if not values:
+            raise UsageError(f"--vary wants VARIABLE=VALUE1,VALUE2, not {args.vary!r}")
+        vary = (variable.strip(), [v.strip() for v in values.split(",")])
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
+                              rounds=args.rounds, progress=say)
 
 
 def _bench_agent(args, settings) -> dict:
@@ -319,10 +332,27 @@ def _print_text(command: str, payload: dict) -> None:
               f"{payload['index_pays_off_from_rows']} rows")
     elif command == "bench" and "runs" in payload and "variants" in payload:
         _print_tracking_bench(payload)
+    elif command == "bench" and "setting" in payload:
+        _print_ingest_comparison(payload)
     elif command == "bench" and "runs" in payload:
         _print_agent_bench(payload)
     else:
         print(json.dumps(payload, indent=2, default=str))
+
+
+def _print_ingest_comparison(payload: dict) -> None:
+    """One line per run of each value, stage seconds of the frame pass included."""
+    print(f"{payload['video']}, {payload['setting']} varied, {payload['rounds']} round(s); "
+          f"{payload['machine']['cpus']} cores, load {payload['machine']['load_average']}")
+    print(f"{'value':>12} {'total s':>8} {'realtime':>9} {'CPU s':>7} {'frames s':>9} "
+          f"{'track s':>8} {'motion s':>9} {'ocr s':>6} {'RSS MB':>7}")
+    for value, run in payload["runs"].items():
+        for f in run["each"]:
+            st = f["stage_seconds"]
+            print(f"{value:>12} {f['total_s']:>8.1f} {f['realtime_factor']:>8.2f}x {f['cpu_s']:>7.1f} "
+                  f"{st.get('frames', 0):>9.1f} {st.get('frames.track', 0):>8.1f} "
+                  f"{st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
+                  f"{f['peak_rss_mb']:>7.0f}")
 
 
 def _print_agent_bench(payload: dict) -> None:
@@ -467,6 +497,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("ingest", parents=[common], help="stage seconds, realtime factor, peak RSS")
     b.add_argument("path")
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
+    b.add_argument("--vary", metavar="VARIABLE=A,B",
+                   help="ingest PATH once per value of this setting instead, side by side, e.g. "
+                        "MEMORYREEL_DETECTOR_RUNTIME=onnx,torch")
+    b.add_argument("--rounds", type=int, default=1, help="with --vary: alternating rounds (default 1)")
     b.set_defaults(run=_bench_ingest)
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from backend.errors import SettingsError
+from models.detector_onnx import RUNTIMES as DETECTOR_RUNTIMES
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -107,6 +108,11 @@ class Settings:
                                    "Detector input size in pixels.")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
+    detector_runtime: str = _setting(
+        "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
+        "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "
+        "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error) "
+        "or torch. Weights in another format (.onnx, .engine ...) run in their own runtime.")
     device: str = _setting("MEMORYREEL_DEVICE", "cpu", str, "Torch device: cpu, cuda, cuda:0 ...")
     min_track_seconds: float = _setting(
         "MEMORYREEL_MIN_TRACK_SECONDS", 0.5, float,
@@ -246,7 +252,7 @@ def load() -> Settings:
 
 # Settings with a fixed set of values: a typo is refused at load, not deep inside a run.
 _CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "llama", "transformers"),
-            "llm_size": ("1.5b", "0.5b")}
+            "llm_size": ("1.5b", "0.5b"), "detector_runtime": DETECTOR_RUNTIMES}
 
 
 def _check_choices(settings: Settings) -> None:

@@ -91,8 +91,9 @@ class ModelSet:
 
     @property
     def tracker(self):
-        return _tracker(self.settings.detector_weights, self.settings.detector_imgsz,
-                        self.settings.detector_conf, self.settings.device)
+        s = self.settings
+        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
+                        s.detector_runtime, str(s.cache_dir))
 
     @property
     def speech(self):
@@ -134,9 +135,10 @@ class ModelSet:
 
 
 @lru_cache(maxsize=2)
-def _tracker(weights: str, imgsz: int, conf: float, device: str):
+def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str):
     from models.tracker import Tracker
-    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device)
+    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
+                   cache_dir=cache_dir)
 
 
 @lru_cache(maxsize=1)
@@ -339,7 +341,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
         analyser.add(index, t, frame)
         evidence.seconds["scenes"] += time.perf_counter() - mark
         for d in detections:
-            evidence.colours[d.track_id].append(_box_colours(frame, d.box))
+            evidence.colours[d.track_id].append(_colours(frame, d))
 
         if reader is not None and t >= next_ocr:
             thumb = _grey_thumb(frame)
@@ -450,6 +452,15 @@ def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(diff.mean(axis=(1, 3)).max())
 
 
+def _colours(frame: np.ndarray, detection: Detection) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) colour of a detection: the one measured over its own pixels where the
+    detector knows them (moving objects), else the halves of its box."""
+    if detection.colour is not None:
+        colour = np.asarray(detection.colour)
+        return colour, colour
+    return _box_colours(frame, detection.box)
+
+
 def _box_colours(frame: np.ndarray, box: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
     """Mean colour of the upper and lower half of the box's central strip (less background)."""
     h, w = frame.shape[:2]
@@ -481,6 +492,7 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
     """instances + detections tables; returns {id: (category, trajectory)} for descriptions."""
     tracks: dict[int, tuple[str, list[describe.TrackPoint]]] = {}
     rows, first_last = [], {}
+    sizes: dict[int, list[tuple[float, float]]] = defaultdict(list)  # box (width, height) per track
     for index, t, detections in frames:
         for d in detections:
             x1, y1, x2, y2 = d.box
@@ -490,6 +502,7 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
                          "confidence": round(d.confidence, 3), "posture": pose.posture,
                          "arm_raised": None if pose.arm_raised is None else int(pose.arm_raised),
                          "facing": pose.facing})
+            sizes[d.track_id].append((x2 - x1, y2 - y1))
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
                                         (y2 - y1) / meta.height, d.pose)
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
@@ -500,8 +513,7 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
         upper, lower = colours.get(instance_id, (None, None))
         first_frame, last_frame = first_last[instance_id]
         if category == MOVING:  # no class to name: say what was measured
-            boxes = [(r["x2"] - r["x1"], r["y2"] - r["y1"]) for r in rows
-                     if r["instance_id"] == instance_id]
+            boxes = sizes[instance_id]
             area = float(np.median([w * h for w, h in boxes])) / (meta.width * meta.height)
             aspect = float(np.median([w / max(h, 1.0) for w, h in boxes]))
             looks = describe.moving_object(upper, lower, area, aspect)

@@ -5,7 +5,9 @@ that moves stands out from the background. MOG2 models the background (shadows m
 dropped), the foreground mask is cleaned and its connected blobs become boxes, and the same
 ByteTrack the person tracker uses links them over time. A blob that overlaps a person box is the
 person, not a new object, so it is left out. Categories are never invented: every track is a
-"moving object", and backend/ measures its size, colour and path.
+"moving object", and backend/ measures its size and path. Its colour is measured here, over the
+blob's own foreground pixels (the median, so dark glass and shadowed edges do not pull a white
+car to grey), since only here is it known which pixels are the object.
 
 When the camera itself moves, most of the frame changes at once: then the tracker says so
 (`camera_moving`) and reports nothing, since background subtraction has nothing to stand on.
@@ -32,6 +34,10 @@ _PERSON_OVERLAP = 0.3      # a blob this much inside a person box is that person
 _CAMERA_MOVING = 0.45      # foreground share of the frame that means the camera moved
 _MOVING_FRAMES = 0.3       # share of frames like that before the whole video counts as moving
 _WARMUP = 3                # first frames: the background model is still being learnt
+_CHANGED = 30              # a channel this far from the scene (0-255): the object, not the road
+_MIN_CHANGED = 0.15        # share of the blob that must differ before only those pixels count
+_REFERENCE_RATE = 0.05     # the scene reference follows light changes over ~20 sampled frames
+_CLUSTERS = 3              # colour clusters of a blob: e.g. paint, glass, shade
 
 
 class MotionTracker:
@@ -56,6 +62,7 @@ class MotionTracker:
             new_track_thresh=0.4, track_buffer=10, match_thresh=0.9, fuse_score=False))
         self._frames = 0
         self._moving_frames = 0
+        self._reference = None  # the scene without moving objects, for their colours
 
     @property
     def camera_moving(self) -> bool:
@@ -72,19 +79,28 @@ class MotionTracker:
                            interpolation=cv2.INTER_AREA) if scale < 1 else frame_rgb
         mask = self._subtractor.apply(cv2.GaussianBlur(small, (5, 5), 0))
         self._frames += 1
+        if self._reference is None:
+            self._reference = small.astype(np.float32)
         if self._frames <= _WARMUP:
             return []
-        mask = (mask > 200).astype(np.uint8)  # 127 marks shadows
-        if mask.mean() > _CAMERA_MOVING:
+        foreground = mask > 200  # 127 marks shadows
+        if foreground.mean() > _CAMERA_MOVING:
             self._moving_frames += 1
         if self.camera_moving:
             return []
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(foreground.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
-        count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        # Pixels that differ from the scene: MOG2 also marks road that only changed brightness
+        # (the camera's exposure follows a white car) or that a car uncovered, and that road has
+        # the road's colour, not the car's. Exposure is undone with the whole frame's median gain.
+        gain = np.median((small + 1.0) / (self._reference + 1.0), axis=(0, 1))
+        changed = foreground & (np.abs(small - self._reference * gain).max(axis=2) > _CHANGED)
+        cv2.accumulateWeighted(small.astype(np.float32), self._reference, _REFERENCE_RATE,
+                               mask=(mask == 0).astype(np.uint8))
         area = mask.shape[0] * mask.shape[1]
-        boxes = []
-        for x, y, w, h, pixels in stats[1:count]:
+        boxes, colours = [], []
+        for label, (x, y, w, h, pixels) in enumerate(stats[1:count], start=1):
             if not (_MIN_AREA * area <= w * h <= _MAX_AREA * area):
                 continue
             box = (x / scale, y / scale, (x + w) / scale, (y + h) / scale)
@@ -92,20 +108,51 @@ class MotionTracker:
                 continue
             # Confidence: how solid the blob is (a car fills its box; noise is sparse).
             boxes.append((*box, min(1.0, 0.3 + pixels / (w * h)), 0))
-        return self._link(boxes, (height, width))
+            colours.append(_blob_colour(small[y:y + h, x:x + w], labels[y:y + h, x:x + w] == label,
+                                        foreground[y:y + h, x:x + w], changed[y:y + h, x:x + w]))
+        return self._link(boxes, colours, (height, width))
 
-    def _link(self, boxes: list[tuple], shape: tuple[int, int]) -> list[Detection]:
+    def _link(self, boxes: list[tuple], colours: list[tuple], shape: tuple[int, int]) -> list[Detection]:
         from ultralytics.engine.results import Boxes
 
         data = np.array(boxes, dtype=np.float32).reshape(-1, 6)
         tracks = self._tracker.update(Boxes(data, shape).numpy())
-        height, width = shape
-        # The Kalman filter's boxes can run past the frame's edges: keep them on screen.
+        # Each row ends with the index of the blob the track matched in this frame: report that
+        # blob's measured box and colour. The Kalman filter's own box drifts off the object while
+        # it enters or leaves the frame (a car 200 px wide got a box the frame's full width).
         return [Detection(track_id=int(t[4]), category=CATEGORY,
-                          box=(max(0.0, float(t[0])), max(0.0, float(t[1])),
-                               min(float(width), float(t[2])), min(float(height), float(t[3]))),
-                          confidence=float(t[5]))
-                for t in tracks if min(width, t[2]) - max(0, t[0]) > 1 and min(height, t[3]) - max(0, t[1]) > 1]
+                          box=tuple(float(v) for v in boxes[int(t[7])][:4]),
+                          confidence=float(t[5]), colour=colours[int(t[7])])
+                for t in tracks]
+
+
+def _blob_colour(image: np.ndarray, blob: np.ndarray, foreground: np.ndarray,
+                 changed: np.ndarray) -> tuple[float, float, float]:
+    """Median RGB of the blob's pixels that differ from the scene. The blob was closed over
+    small gaps (background between an object's parts) and holds ghosts; an object coloured
+    like the scene has too few such pixels, and then its raw foreground pixels are used."""
+    pixels = image[blob & changed]
+    if len(pixels) < _MIN_CHANGED * blob.sum():
+        pixels = image[blob & foreground] if (blob & foreground).any() else image[blob]
+    return _dominant(pixels)
+
+
+def _dominant(pixels: np.ndarray) -> tuple[float, float, float]:
+    """Centre of the largest of three colour clusters: paint, not the mean of paint and glass."""
+    import cv2
+
+    pixels = pixels.astype(np.float32)
+    if len(pixels) < 3 * _CLUSTERS:
+        return tuple(float(v) for v in np.median(pixels, axis=0))
+    # Start from brightness terciles rather than random centres, so the result is repeatable.
+    order = np.argsort(pixels.sum(axis=1), kind="stable")
+    labels = np.empty(len(pixels), dtype=np.int32)
+    labels[order] = np.arange(len(pixels)) * _CLUSTERS // len(pixels)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
+    _, labels, centres = cv2.kmeans(pixels, _CLUSTERS, labels.reshape(-1, 1), criteria, 1,
+                                    cv2.KMEANS_USE_INITIAL_LABELS)
+    largest = np.bincount(labels.ravel(), minlength=_CLUSTERS).argmax()
+    return tuple(float(v) for v in centres[largest])
 
 
 def _inside(box, other) -> float:

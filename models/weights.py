@@ -178,12 +178,12 @@ def ensure_artifact(art: Artifact, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WeightsError(f"cannot create cache folder {folder}: {exc}") from exc
-    with _lock(folder / f".{art.name}.lock"):
+    with file_lock(folder / f".{art.name}.lock"):
         if _trusted(target, art):  # another process finished while we waited
             return target
         if target.is_file() and target.stat().st_size == art.size:
             # Present but never verified (e.g. the marker was deleted): hash it in place.
-            if _sha256_file(target) == art.sha256:
+            if sha256_file(target) == art.sha256:
                 _write_marker(target, art)
                 return target
         _assemble(target, parts, art)
@@ -219,7 +219,7 @@ def _write_marker(target: Path, art: Artifact) -> None:
     os.replace(tmp, _marker(target))
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
@@ -265,7 +265,8 @@ def _assemble(target: Path, parts: list[Path], art: Artifact) -> None:
 
 
 @contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Holds an exclusive advisory lock on `path` (created if missing) for the block."""
     if fcntl is None:
         yield
         return

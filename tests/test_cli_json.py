@@ -77,6 +77,7 @@ def test_argument_errors_are_json(home, args, words):
     ("MEMORYREEL_PORT", "7.5", "MEMORYREEL_PORT must be a whole number"),
     ("MEMORYREEL_SHARE", "maybe", "MEMORYREEL_SHARE must be one of"),
     ("MEMORYREEL_AGENT", "gpt", "MEMORYREEL_AGENT must be one of grounded, sql"),
+    ("MEMORYREEL_DETECTOR_RUNTIME", "gpu", "MEMORYREEL_DETECTOR_RUNTIME must be one of auto, onnx"),
 ])
 def test_bad_settings_are_json_and_name_the_variable(home, variable, value, words):
     failure(*cli("info", "--json", home=home, env={variable: value})[:2], "SettingsError", words)

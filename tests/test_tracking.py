@@ -6,7 +6,9 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 
+from backend.config import load as load_settings
 from backend.tracks import INTERPOLATED, clean_tracks, count_summary, fill_gaps, relabel
 from models.types import Detection
 
@@ -99,32 +101,60 @@ def _sample_indices(n_frames: int, native_fps: float, fps: float) -> list[int]:
     return out
 
 
-def test_tud_campus_counts_match_ground_truth():
-    import decord
-
-    assert TUD_VIDEO.exists() and TUD_GT.exists(), f"MOT15 clip missing under {SHARED}"
+def _tracker(runtime: str, cache_dir: Path):
     from backend.config import load
     from models.tracker import Tracker
 
     settings = load()
+    return Tracker(weights=settings.detector_weights, imgsz=settings.detector_imgsz,
+                   conf=settings.detector_conf, device=settings.device, runtime=runtime,
+                   cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="module")
+def detector_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("detector-cache")  # one ONNX export for this module
+
+
+@pytest.fixture(scope="module")
+def tud(detector_cache):
+    """tud(runtime) -> (tracker, [(frame, seconds, detections)] at the sampled frames), run once."""
+    import decord
+
+    assert TUD_VIDEO.exists() and TUD_GT.exists(), f"MOT15 clip missing under {SHARED}"
     vr = decord.VideoReader(str(TUD_VIDEO))
     native = vr.get_avg_fps()
-    indices = _sample_indices(len(vr), native, settings.track_fps)
+    indices = _sample_indices(len(vr), native, FPS)
+    done = {}
 
-    tracker = Tracker(weights=settings.detector_weights, imgsz=settings.detector_imgsz,
-                      conf=settings.detector_conf, device=settings.device)
-    frames = [(i, i / native, tracker.track(vr[i].asnumpy())) for i in indices]
-    assert all(d.category == "person" for _, _, dets in frames for d in dets)
-    mapping = clean_tracks(frames, settings.track_fps, settings.min_track_seconds)
-    got = count_summary(relabel(frames, mapping))
+    def run(runtime: str):
+        if runtime not in done:
+            tracker = _tracker(runtime, detector_cache)
+            done[runtime] = tracker, [(i, i / native, tracker.track(vr[i].asnumpy())) for i in indices]
+        return done[runtime]
+    return run
 
+
+def _tud_truth() -> dict[int, set[int]]:
     gt = defaultdict(set)
     for line in TUD_GT.read_text().splitlines():
         f, pid = line.split(",")[:2]
         gt[int(f) - 1].add(int(pid))
-    per = [len(gt[i]) for i in indices]
+    return gt
+
+
+@pytest.mark.parametrize("runtime", ["torch", "onnx"])
+def test_tud_campus_counts_match_ground_truth(tud, runtime):
+    tracker, frames = tud(runtime)
+    assert tracker.runtime == runtime
+    assert all(d.category == "person" for _, _, dets in frames for d in dets)
+    mapping = clean_tracks(frames, FPS, load_settings().min_track_seconds)
+    got = count_summary(relabel(frames, mapping))
+
+    gt = _tud_truth()
+    per = [len(gt[i]) for i, _, _ in frames]
     truth = {"first_frame": per[0], "max_simultaneous": max(per),
-             "distinct": len(set().union(*(gt[i] for i in indices)))}
+             "distinct": len(set().union(*(gt[i] for i, _, _ in frames)))}
     assert truth == {"first_frame": 6, "max_simultaneous": 6, "distinct": 8}
 
     # Tolerance +-1 on each figure: TUD-Campus is a crowded group walking in partial occlusion;
@@ -135,6 +165,67 @@ def test_tud_campus_counts_match_ground_truth():
     for key in truth:
         assert abs(got[key] - truth[key]) <= 1, (key, got, truth)
 
+    import decord
+
     tracker.reset()  # a new video starts from id 1 again
-    again = tracker.track(vr[0].asnumpy())
+    again = tracker.track(decord.VideoReader(str(TUD_VIDEO))[0].asnumpy())
     assert again and min(d.track_id for d in again) == 1
+
+
+def test_onnx_counts_people_per_frame_no_worse_than_torch(tud):
+    gt = _tud_truth()
+
+    def count_error(runtime: str) -> float:
+        _, frames = tud(runtime)
+        return sum(abs(len(dets) - len(gt[i])) for i, _, dets in frames) / len(frames)
+
+    assert count_error("onnx") <= count_error("torch")
+
+
+def _iou(a, b) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return w * h / union
+
+
+def test_onnx_and_torch_detect_the_same_boxes(detector_cache):
+    # The same network and the same letterbox: only float rounding may differ.
+    import decord
+
+    torch_tracker, onnx_tracker = _tracker("torch", detector_cache), _tracker("onnx", detector_cache)
+    compared = 0
+    for name, frames in (("mot15_TUD-Campus.mp4", (0, 35, 70)),
+                         ("intel_one-by-one-person-detection.mp4", (150, 600, 1100))):
+        vr = decord.VideoReader(str(SHARED / "videos" / name))
+        for i in frames:
+            frame = vr[i].asnumpy()
+            want = sorted(torch_tracker.track(frame), key=lambda d: d.box)
+            got = sorted(onnx_tracker.track(frame), key=lambda d: d.box)
+            assert len(got) == len(want), (name, i, got, want)
+            for g, w in zip(got, want):
+                assert _iou(g.box, w.box) > 0.99 and abs(g.confidence - w.confidence) < 0.01, (g, w)
+            compared += len(want)
+        torch_tracker.reset(), onnx_tracker.reset()
+    assert compared >= 10  # people were in those frames: the comparison compared something
+
+
+def test_onnx_export_is_made_once_and_reused(detector_cache):
+    first = _tracker("onnx", detector_cache)
+    exported = first.weights_path
+    assert exported.parent == detector_cache / "detector-onnx" and exported.suffix == ".onnx"
+    made = exported.stat().st_mtime_ns
+    assert _tracker("auto", detector_cache).weights_path == exported
+    assert exported.stat().st_mtime_ns == made
+    assert "ONNX Runtime" in first.name
+
+
+def test_auto_falls_back_to_torch_and_onnx_says_why(caplog):
+    # /proc cannot hold the export: `auto` runs PyTorch and logs why; `onnx` refuses.
+    from models.weights import WeightsError
+
+    with caplog.at_level("WARNING"):
+        tracker = _tracker("auto", Path("/proc/no/cache"))
+    assert tracker.runtime == "torch" and "cannot create cache folder" in caplog.text
+    with pytest.raises(WeightsError, match="cannot create cache folder"):
+        _tracker("onnx", Path("/proc/no/cache"))
