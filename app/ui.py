@@ -413,6 +413,8 @@ def launch(settings: config.Settings, *, port: int | None = None,
            prevent_thread_lock: bool = False) -> gr.Blocks:
     """Start the server as configured: localhost unless MEMORYREEL_HOST, no share link unless asked."""
     user, _, password = settings.auth.partition(":")
+    # A server killed mid-ingest (kill -9, power cut) left a staging copy of the upload behind.
+    Library(settings.home).clean_leftovers()
     demo = build(settings).queue(default_concurrency_limit=ANSWER_CONCURRENCY)
     demo.launch(server_name=settings.host, server_port=port or settings.port, share=settings.share,
                 auth=(user, password) if settings.auth else None,

@@ -21,6 +21,10 @@ class SettingsError(MemoryReelError):
     """An environment variable holds a value MemoryReel cannot use; the message names it."""
 
 
+class DiskFullError(MemoryReelError):
+    """The disk holding the library filled up during an ingest; nothing was added."""
+
+
 class UsageError(MemoryReelError):
     """The command line itself is wrong (unknown command, missing or malformed argument)."""
 

@@ -27,8 +27,8 @@ from PIL import Image
 
 from backend import decode, describe, episodic, preview, scenes
 from backend.config import Settings
-from backend.errors import CaptionError, InputError
-from backend.library import VIDEO_EXTENSIONS, Library, content_hash, video_id_for
+from backend.errors import CaptionError, DiskFullError, InputError
+from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
@@ -246,7 +246,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
         sha256 = content_hash(path)
         video_id = video_id_for(sha256)
     # One ingest per file at a time: a second caller waits here, then finds it cached.
-    with library.lock(video_id):  # cleans leftovers again when released
+    # A full disk is named once the lock is released, and so the staging folder removed.
+    with _disk_full_named(path, settings.home), library.lock(video_id):
         if library.has(video_id):
             entry = library.get(video_id)
             return IngestResult(video_id=video_id, name=entry.name, cached=True,
@@ -306,6 +307,24 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
         log.info("ingested %s as %s in %.1f s", path.name, video_id, seconds["total"])
         return IngestResult(video_id=video_id, name=path.name, cached=False, counts=counts,
                             seconds=seconds, duration=meta.duration)
+
+
+@contextmanager
+def _disk_full_named(path: Path, home: Path):
+    """A write that finds the disk full ends the ingest as a DiskFullError that says so, rather
+    than as whichever library's error (OSError, SQLite, LanceDB) met it first."""
+    try:
+        yield
+    except Exception as e:
+        if not disk_full(e):
+            raise
+        log.warning("ingest of %s stopped: the disk is full (%s)", path.name, e)
+        need = math.ceil(path.stat().st_size / 2**20)
+        raise DiskFullError(
+            f"Not enough disk space: the disk holding the library ({home}) filled up while "
+            f"ingesting '{path.name}'. Nothing was added to the library and the partial copy "
+            f"was removed. Free some space (the video alone needs {need} MiB) and try again."
+        ) from None
 
 
 def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,

@@ -11,7 +11,8 @@ dies, so a killed ingest never leaves a lock held):
   `clean_leftovers()` removes the staging folders whose lock nobody holds (a killed ingest's)
   and every `deleted-*` folder (a deleted video whose removal was interrupted);
 - `lock(video_id)` (`.locks/<id>.lock`, removed when released) makes ingests of the same file
-  take turns: the second waits, then finds the video in the library and returns it as cached.
+  take turns: the second waits, then finds the video in the library and returns it as cached;
+  `clean_leftovers()` also removes the lock files of killed ingests, which nobody holds.
 
     videos/<video_id>/source<ext>    the uploaded file, copied
     videos/<video_id>/video.db       symbolic memory (SQLite, see schema.py)
@@ -23,6 +24,7 @@ dies, so a killed ingest never leaves a lock held):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -30,6 +32,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -107,6 +110,18 @@ class VideoEntry:
 
         return {**self.table_counts(),
                 "episodic": sum(episodic.count_by_scale(self.folder).values())}
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether `error` is a write that found the disk (or the user's quota) full, as each writer
+    says it: an OSError's errno (copies, images, video), SQLite's SQLITE_FULL, and LanceDB's
+    RuntimeError, which carries only the operating system's text."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if isinstance(error, sqlite3.Error):
+        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    text = str(error)
+    return os.strerror(errno.ENOSPC) in text or os.strerror(errno.EDQUOT) in text
 
 
 def content_hash(path: Path) -> str:
@@ -202,7 +217,9 @@ class Library:
         folder.rename(target)
 
     def clean_leftovers(self) -> int:
-        """Remove staging folders no live process owns and interrupted deletions; returns how many."""
+        """Remove staging folders no live process owns and interrupted deletions (returns how
+        many), and lock files no ingest holds."""
+        self._remove_unheld_locks()
         if not self._staging_dir.is_dir():
             return 0
         removed = 0
@@ -217,6 +234,25 @@ class Library:
         if removed:
             log.info("removed %d leftover folder(s) from %s", removed, self._staging_dir)
         return removed
+
+    def _remove_unheld_locks(self) -> None:
+        """Per-video lock files that killed ingests left, removed as `_release` would remove
+        them (while locked, so a waiter sees its file is stale); a held one stays."""
+        for path in self._locks_dir.glob("*.lock"):
+            try:
+                fd = os.open(path, os.O_RDWR)  # never O_CREAT: a lock released meanwhile is gone
+            except FileNotFoundError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                    path.unlink()
+            except (BlockingIOError, FileNotFoundError):
+                pass  # held by an ingest (this process's own included), or just released
+            finally:
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            self._locks_dir.rmdir()  # only if empty
 
     @staticmethod
     def _entry(folder: Path) -> VideoEntry:

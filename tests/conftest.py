@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +23,12 @@ def clip(name: str) -> Path:
     if not path.is_file():
         pytest.fail(f"test clip missing: {path} (set MEMORYREEL_SHARED to the shared folder)")
     return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def settings_for(home: Path, **overrides) -> config.Settings:
@@ -75,3 +83,27 @@ def garbage_endpoint():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/v1"
     server.shutdown()
+
+
+def schema_value(schema: dict, defs: dict, rng: random.Random, texts: list[str]):
+    """A random value that fits a JSON schema, as a grammar-constrained model would write it:
+    the fake LLMs' replies. Strings are drawn from `texts`, cut to the schema's maxLength."""
+    if "$ref" in schema:
+        return schema_value(defs[schema["$ref"].split("/")[-1]], defs, rng, texts)
+    if "anyOf" in schema:
+        return schema_value(rng.choice(schema["anyOf"]), defs, rng, texts)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: schema_value(sub, defs, rng, texts)
+                for name, sub in schema.get("properties", {}).items()}
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind in ("number", "integer"):
+        low, high = schema.get("minimum", -5), schema.get("maximum", 50)
+        return rng.uniform(low, high) if kind == "number" else rng.randint(int(low), int(high))
+    text = rng.choice(texts)
+    return text[: schema.get("maxLength", len(text))]

@@ -8,7 +8,6 @@ as the default 1.5B); these tests check the app's plumbing, tests/test_agent.py 
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,16 +19,10 @@ from gradio_client.exceptions import AppError, AuthenticationError
 from app import session
 from app.api import answer_question, memory_store
 from app.ui import launch
-from tests.conftest import clip, settings_for
+from tests.conftest import clip, free_port, settings_for
 
 CLIP = "mot15_TUD-Campus.mp4"
 OPTIONS = ["2", "3", "4", "5", "6"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def closed_endpoint() -> str:

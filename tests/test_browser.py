@@ -15,8 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from app.ui import launch
-from tests.conftest import REPO, clip, settings_for
-from tests.test_app import free_port
+from tests.conftest import REPO, clip, free_port, settings_for
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"

@@ -17,6 +17,7 @@ from backend.agent.tools import Observation, ToolContext, sub_task_tools
 from backend.library import Library
 from backend.schema import create_tables
 from models.llm import LLMBadReply, LLMTimeout, LLMUnavailable, Reply, Usage
+from tests.conftest import schema_value
 
 # Strings a model might put anywhere: times, ids, SQL, quotes, unicode, nothing, too much.
 _TEXTS = ["", "0", "3", "#2", "person 99", "people", "cars", "the first frame", "1:10", "the end",
@@ -24,27 +25,6 @@ _TEXTS = ["", "0", "3", "#2", "person 99", "people", "cars", "the first frame", 
           "SELECT printf('%.*c', 2000000000, 'x')", "'; DROP TABLE detections; --", "%", "_",
           "ünïcødé 🚗", "a" * 300, "how many people are in view at 2 seconds?",
           "are two people ever in view at the same time", "what text is on screen?", "null"]
-
-
-def _value(schema: dict, defs: dict, rng: random.Random):
-    if "$ref" in schema:
-        return _value(defs[schema["$ref"].split("/")[-1]], defs, rng)
-    if "anyOf" in schema:
-        return _value(rng.choice(schema["anyOf"]), defs, rng)
-    if "enum" in schema:
-        return rng.choice(schema["enum"])
-    if "const" in schema:
-        return schema["const"]
-    kind = schema.get("type")
-    if kind == "object":
-        return {name: _value(sub, defs, rng) for name, sub in schema.get("properties", {}).items()}
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind in ("number", "integer"):
-        low, high = schema.get("minimum", -5), schema.get("maximum", 50)
-        return rng.uniform(low, high) if kind == "number" else rng.randint(int(low), int(high))
-    text = rng.choice(_TEXTS)
-    return text[: schema.get("maxLength", len(text))]
 
 
 class FuzzLLM:
@@ -66,7 +46,7 @@ class FuzzLLM:
         if response_model is None:
             return Reply(text=self.rng.choice(_TEXTS) or "x", parsed=None, usage=usage)
         schema = response_model.model_json_schema()
-        reply = _value(schema, schema.get("$defs", {}), self.rng)
+        reply = schema_value(schema, schema.get("$defs", {}), self.rng, _TEXTS)
         try:
             parsed = response_model.model_validate_json(json.dumps(reply))
         except ValidationError as e:  # what OpenAIChat raises for a reply off the schema
