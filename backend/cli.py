@@ -142,12 +142,7 @@ def _setup(args, settings) -> dict:
 def _bench_ingest(args, settings) -> dict:
     from backend import bench
 
-    vary = None
-    if args.vary:
-        variable, _, values = args.vary.partition("=")
-        if not values:
-            raise UsageError(f"--vary wants VARIABLE=VALUE1,VALUE2, not {args.vary!r}")
-        vary = (variable.strip(), [v.strip() for v in values.split(",")])
+    vary = _setting_values(args.vary) if args.vary else None
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
                               rounds=args.rounds, progress=say)
@@ -185,17 +180,22 @@ def _bench_tracking(args, settings) -> dict:
 def _variants(vary: list[str]) -> list[dict[str, str]]:
     """--vary NAME=A,B ... -> [{}, ] plus one override per value: the settings as they are
     first, then each value of each varied setting alone."""
-    known = {env for env, _, _ in config.Settings.documented()}
     variants: list[dict[str, str]] = [{}]
     for item in vary:
-        name, _, values = item.partition("=")
-        env = name.strip().upper()
-        env = env if env.startswith("MEMORYREEL_") else f"MEMORYREEL_{env}"
-        if env not in known or not values:
-            raise UsageError(f"--vary takes SETTING=VALUE[,VALUE...] with a MemoryReel setting "
-                             f"(e.g. DETECTOR_IMGSZ=480,640), not {item!r}.")
-        variants += [{env: v.strip()} for v in values.split(",")]
+        env, values = _setting_values(item)
+        variants += [{env: v} for v in values]
     return variants
+
+
+def _setting_values(item: str) -> tuple[str, list[str]]:
+    """'DETECTOR_IMGSZ=480,640' (or with the MEMORYREEL_ prefix) -> (variable, values)."""
+    name, _, values = item.partition("=")
+    env = name.strip().upper()
+    env = env if env.startswith("MEMORYREEL_") else f"MEMORYREEL_{env}"
+    if env not in {env for env, _, _ in config.Settings.documented()} or not values.strip():
+        raise UsageError(f"--vary takes SETTING=VALUE[,VALUE...] with a MemoryReel setting "
+                         f"(e.g. DETECTOR_IMGSZ=480,640), not {item!r}.")
+    return env, [v.strip() for v in values.split(",")]
 
 
 def _bench_retrieval(args, settings) -> dict:
@@ -497,9 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("ingest", parents=[common], help="stage seconds, realtime factor, peak RSS")
     b.add_argument("path")
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
-    b.add_argument("--vary", metavar="VARIABLE=A,B",
+    b.add_argument("--vary", metavar="SETTING=A,B",
                    help="ingest PATH once per value of this setting instead, side by side, e.g. "
-                        "MEMORYREEL_DETECTOR_RUNTIME=onnx,torch")
+                        "DETECTOR_RUNTIME=onnx,torch")
     b.add_argument("--rounds", type=int, default=1, help="with --vary: alternating rounds (default 1)")
     b.set_defaults(run=_bench_ingest)
     qa = _Parser(add_help=False)
