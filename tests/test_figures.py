@@ -14,6 +14,7 @@ from app import figures, panels
 from backend import frames
 from backend.library import Library
 from backend.sql_runner import run_query
+from tests.conftest import clip, settings_for
 
 DATA = Path(__file__).parent / "data"
 TRACES = sorted(DATA.glob("answer_*.json"))
@@ -180,7 +181,17 @@ def test_timeline_has_a_row_per_instance_and_highlights_the_answers(tud):
     assert all(b.marker.color == frames.colour_for(i) for i, b in _bars(fig).items())
 
 
-def test_timeline_spans_split_where_an_object_is_unseen(tud):
+@pytest.fixture(scope="module")
+def tud_unfilled(tmp_path_factory):
+    """TUD-Campus with briefly hidden people left unseen, so that its tracks have gaps."""
+    from backend.ingest import ingest
+
+    settings = settings_for(tmp_path_factory.mktemp("unfilled"), fill_gap_seconds=0.0)
+    return Library(settings.home).get(ingest(clip("mot15_TUD-Campus.mp4"), settings).video_id)
+
+
+def test_timeline_spans_split_where_an_object_is_unseen(tud_unfilled):
+    tud = tud_unfilled
     gap = 0.3  # a little over the 0.2 s between sampled frames
     data = panels.timeline_data(tud, gap_s=gap)
     rows = run_query(tud.db_path, "SELECT instance_id, t FROM detections ORDER BY instance_id, t",

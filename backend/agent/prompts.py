@@ -244,8 +244,9 @@ was found in the video's memory (tool results and memory segments).
 reason: one short sentence comparing the answer with the evidence.
 valid: true only if the evidence clearly supports the answer; false if it contradicts the answer,
 says something else, or does not mention it.
-summary: if valid, one short standalone sentence stating the fact, with times when known
-(e.g. 'At 12 s the presenter says "welcome".'); otherwise "".
+summary: if valid, one short standalone sentence stating the fact itself, what is true in the
+video, with the values and times the answer gives (e.g. 'At 12 s the presenter says "welcome".'),
+never a remark about the answer; otherwise "".
 Reply as JSON: {"reason": ..., "valid": ..., "summary": ...}."""
 
 
