@@ -14,10 +14,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/memoryreel
-COPY requirements.txt requirements-nodeps.txt ./
+COPY requirements.txt ./
 # The CPU wheel index keeps torch to ~200 MB instead of the multi-GB CUDA build.
-RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt \
-    && pip install --no-deps -r requirements-nodeps.txt
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
 
 COPY app ./app
 COPY backend ./backend

@@ -8,11 +8,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup browser run test bench clean
 
-$(STAMP): requirements.txt requirements-nodeps.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $(STAMP)
 
 setup: $(STAMP)

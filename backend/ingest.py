@@ -93,7 +93,7 @@ class ModelSet:
     def tracker(self):
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
-                        s.detector_runtime, str(s.cache_dir))
+                        s.detector_runtime, str(s.cache_dir), s.pose_enabled)
 
     @property
     def speech(self):
@@ -135,10 +135,11 @@ class ModelSet:
 
 
 @lru_cache(maxsize=2)
-def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str):
+def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
+             read_pose: bool):
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
-                   cache_dir=cache_dir)
+                   cache_dir=cache_dir, read_pose=read_pose)
 
 
 @lru_cache(maxsize=1)
@@ -270,7 +271,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 speech = _transcribe(source, meta, settings, models)
             with stage("tracks"):
                 mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
-                frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds)
+                frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds,
+                                   (meta.width, meta.height))
                 colours = _merge_colours(evidence.colours, mapping)
             with stage("scenes"):
                 shots, segment_scenes = _scenes(evidence, meta, settings, progress)
@@ -335,7 +337,9 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     motion = models.motion() if settings.motion_enabled else None
     analyser = models.scenes(meta.fps)
     reader = models.ocr if settings.ocr_enabled else None
-    poser = models.pose if settings.pose_enabled else None
+    # A pose detector reads everyone's keypoints with their boxes; other detectors need the pose
+    # model's own pass, run on sparse frames.
+    poser = models.pose if settings.pose_enabled and not tracker.gives_pose else None
     captioner = models.captioner
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None

@@ -28,10 +28,10 @@ detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL
   -- one row per instance per sampled frame: its trajectory (confidence 0: the box is
   -- interpolated across a short occlusion, the object hidden but there). People in view at T:
   -- SELECT COUNT(DISTINCT instance_id) FROM detections WHERE frame = (SELECT MIN(frame) FROM
-  -- detections WHERE t >= T). For people, about once a second, body keypoints give posture
-  -- ('standing', 'sitting', 'bending' or 'lying'), arm_raised (1 = a hand above the shoulder,
-  -- else 0) and facing ('camera', 'away' = back to the camera, or 'side'); NULL on the other
-  -- frames and where the keypoints could not tell (e.g. legs out of view).
+  -- detections WHERE t >= T). For people, body keypoints give posture ('standing',
+  -- 'sitting', 'bending' or 'lying'), arm_raised (1 = a hand above the shoulder, else 0) and
+  -- facing ('camera', 'away' = back to the camera, or 'side'); NULL on interpolated boxes and
+  -- where the keypoints could not tell (e.g. legs out of view).
 timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,
          ocr TEXT, instance_ids TEXT)
   -- one row per time step (time-dominant memory); description of what is seen, source names

