@@ -100,8 +100,10 @@ def evidence_frames(entry: VideoEntry, answer: Mapping | None,
     times = list((answer or {}).get("times") or [])
     used = set((answer or {}).get("instance_ids") or [])
     fps = _query(entry, "SELECT fps FROM video")[0]["fps"] or 1.0
+    picks = frames_at_times(entry, times, count)
+    images = frames.annotated_frames(entry, picks, highlight=used)  # one decoding pass for all
     gallery = []
-    for frame in frames_at_times(entry, times, count):
+    for frame in picks:
         ids = [r["instance_id"] for r in _query(
             entry, f"SELECT instance_id FROM detections WHERE frame = {int(frame)} "
                    "ORDER BY instance_id")]
@@ -109,7 +111,7 @@ def evidence_frames(entry: VideoEntry, answer: Mapping | None,
             "in view: " + ", ".join(f"#{i}" for i in ids) if ids else "nothing tracked")
         if used & set(ids):
             caption += " · used by the answer: " + ", ".join(f"#{i}" for i in ids if i in used)
-        gallery.append((frames.annotated_frame(entry, frame, highlight=used), caption))
+        gallery.append((images[frame], caption))
     return gallery
 
 

@@ -139,9 +139,7 @@ def _tracked_frames(db_path: Path, track_fps: float,
     db = sqlite_utils.Database(db_path)
     try:
         video = next(db["video"].rows)
-        meta = decode.VideoMeta(fps=video["fps"], frames=video["frames"], duration=video["duration"],
-                                width=video["width"], height=video["height"],
-                                has_audio=bool(video["has_audio"]), codec=video["codec"])
+        meta = decode.VideoMeta.from_row(video)
         rows = list(db.query("SELECT d.frame, d.instance_id, d.x1, d.y1, d.x2, d.y2 FROM detections d "
                              "JOIN instances i ON i.id = d.instance_id WHERE i.category = 'person'"))
     finally:

@@ -28,6 +28,13 @@ class VideoMeta:
     has_audio: bool
     codec: str
 
+    @classmethod
+    def from_row(cls, video: dict) -> "VideoMeta":
+        """From a library video's `video` table row (no decoding)."""
+        return cls(fps=video["fps"], frames=video["frames"], duration=video["duration"],
+                   width=video["width"], height=video["height"],
+                   has_audio=bool(video["has_audio"]), codec=video["codec"])
+
 
 def _container_facts(path: Path) -> tuple[str, bool, int]:
     """(video codec, has audio, frames the header declares or 0), with a specific error per failure."""
@@ -61,6 +68,19 @@ def _container_facts(path: Path) -> tuple[str, bool, int]:
 def _looks_like_mp4(path: Path) -> bool:
     with open(path, "rb") as f:
         return f.read(12)[4:8] == b"ftyp"
+
+
+def frames_at(path: Path, meta: VideoMeta, indices: list[int]) -> dict[int, np.ndarray]:
+    """{index: RGB frame} numbered as ingest numbers them (the i-th decoded frame).
+
+    decord's random access is exact only in MP4/MOV, whose sample tables place every frame; in
+    other containers (the AVI dev clip: from frame 120 on) it lands on neighbouring frames, so
+    those are decoded in one sequential pass instead."""
+    wanted = sorted({i for i in indices if 0 <= i < meta.frames})
+    if _looks_like_mp4(Path(path)):
+        reader = open_reader(path)
+        return {i: reader[i].asnumpy() for i in wanted}
+    return {i: frame for i, _, frame in iter_frames(path, meta, wanted)}
 
 
 def open_reader(path: Path) -> decord.VideoReader:

@@ -40,9 +40,20 @@ def key_frames(entry: VideoEntry, count: int = 4) -> list[int]:
     return picks[:count]
 
 
+def annotated_frames(entry: VideoEntry, frames: list[int],
+                     highlight: set[int] | None = None) -> dict[int, Image.Image]:
+    """{frame: image} with every detection in it drawn as a box labelled with its instance id,
+    the `highlight` ids in thicker lines."""
+    meta = decode.VideoMeta.from_row(dict(_rows(entry, "SELECT * FROM video")[0]))
+    return {frame: _draw(entry, frame, Image.fromarray(pixels), highlight)
+            for frame, pixels in decode.frames_at(entry.source, meta, frames).items()}
+
+
 def annotated_frame(entry: VideoEntry, frame: int, highlight: set[int] | None = None) -> Image.Image:
-    """The frame with every detection in it drawn as a box labelled with its instance id."""
-    image = Image.fromarray(decode.open_reader(entry.source)[frame].asnumpy())
+    return annotated_frames(entry, [frame], highlight)[frame]
+
+
+def _draw(entry: VideoEntry, frame: int, image: Image.Image, highlight: set[int] | None) -> Image.Image:
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=max(12, image.height // 30))
     for row in _rows(entry, "SELECT d.instance_id, d.x1, d.y1, d.x2, d.y2, i.category "

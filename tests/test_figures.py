@@ -7,11 +7,12 @@ import html
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from app import figures, panels
-from backend import frames
+from backend import decode, frames
 from backend.library import Library
 from backend.sql_runner import run_query
 from tests.conftest import clip, settings_for
@@ -255,6 +256,19 @@ def test_evidence_gallery_draws_the_frames_with_ids(tud):
     no_times = panels.evidence_frames(tud, {"times": [], "instance_ids": []})
     assert [c.split("frame ")[1].split(" ")[0] for _, c in no_times] == \
         [str(f) for f in frames.key_frames(tud, 4)]
+
+
+@pytest.mark.parametrize("name", ["bgslib_video02_highway.avi", "intel_car-detection.mp4"])
+def test_frames_drawn_are_the_frames_ingest_tracked(name):
+    # decord's random access lands on neighbouring frames in the AVI from frame 120 on, where
+    # the boxes drawn would then sit on another moment's picture.
+    path = clip(name)
+    meta = decode.probe(path)
+    wanted = sorted({0, 121, 302, meta.frames // 2, meta.frames * 3 // 4})
+    tracked = {i: frame for i, _, frame in decode.iter_frames(path, meta, wanted)}
+    shown = decode.frames_at(path, meta, wanted)
+    assert sorted(shown) == sorted(tracked)
+    assert all(np.array_equal(shown[i], tracked[i]) for i in wanted)
 
 
 # --- memory panels ----------------------------------------------------------------------------
