@@ -165,6 +165,22 @@ def _bench_memory(args, settings) -> dict:
                         limit=args.limit, progress=say)
 
 
+def _workload(args, settings) -> dict:
+    from backend.evaluation.workload import make_workload, video_files
+
+    bar = tqdm(total=len(video_files(Path(args.videos))), desc="videos", unit="video",
+               file=sys.stderr, disable=args.json or args.quiet)
+
+    def progress(name: str) -> None:
+        bar.set_postfix_str(name)
+        bar.update()
+    try:
+        return make_workload(Path(args.videos), Path(args.out), settings, count=args.count,
+                             seed=args.seed, progress=progress)
+    finally:
+        bar.close()
+
+
 def _bench_tracking(args, settings) -> dict:
     from backend import bench
     from backend.evaluation import tracking
@@ -291,6 +307,12 @@ def _print_text(command: str, payload: dict) -> None:
             print(f"{name:24} {s['correct']:>3}/{payload['questions']:<5} {s['answer_calls']:>6} "
                   f"{s['answer_tokens']:>7} {s['learn_calls']:>12} {s['learn_tokens']:>13} "
                   f"{s['replayed']:>9}")
+    elif command == "workload":
+        print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
+        for label in ("videos", "needs", "truth"):
+            print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
+        for s in payload["skipped"]:
+            print(f"  skipped {s['video']}: {s['reason']}")
     elif command == "memory" and "entries" in payload:
         if not payload["entries"]:
             print("No memory entries match.")
@@ -488,6 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--output", default="docs/EVALUATION.md")
     p.set_defaults(run=_eval_report)
+
+    p = sub.add_parser("workload", parents=[common],
+                       help="generate a long multiple-choice question workload over a folder of videos")
+    p.add_argument("--videos", default=str(_SHARED / "videos"),
+                   help="folder of videos; MOT ground truth below it answers questions about people")
+    p.add_argument("--out", required=True, help="CSV to write (dev-qa layout plus truth, need)")
+    p.add_argument("--count", type=int, default=120, help="questions in all (default 120)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the questions and their order")
+    p.set_defaults(run=_workload)
 
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
     p.set_defaults(run=_setup)
