@@ -37,8 +37,8 @@ CONFIGS: dict[str, MemoryOptions] = {
 def parse_configs(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",") if c.strip()]
     if not names or (unknown := [c for c in names if c not in CONFIGS]):
-        raise InputError(f"--configs takes a comma-separated subset of {', '.join(CONFIGS)}, "
-                         f"not {text!r}.")
+        raise InputError(f"--configs takes a comma-separated subset of {', '.join(CONFIGS)}; "
+                         f"{', '.join(unknown) or 'nothing'} is not one.")
     return list(dict.fromkeys(names))
 
 
@@ -75,6 +75,8 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
 
         check_llm(settings)  # start the embedded server first: its start-up is no answer's time
     records = []
+    if jsonl:
+        Path(jsonl).parent.mkdir(parents=True, exist_ok=True)
     out = open(jsonl, "w", encoding="utf-8") if jsonl else None
     try:
         for name in configs:
@@ -85,7 +87,6 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                     given = answer(video_ids[row["video"]], row["question"], run_settings,
                                    options=row["options"], n_solutions=n_solutions,
                                    memory=CONFIGS[name])
-                    # Dev-set answers are hand-written, so they are external truth too.
                     label = labels.get((row["video"], row["qid"]), {})
                     record = _record(name, index, row, label, given, time.monotonic() - started)
                     records.append(record)
@@ -115,6 +116,7 @@ def _record(config: str, index: int, row: dict, label: dict, answer, seconds: fl
     verdict = learned.get("verdict", "off")
     return {
         "config": config, "index": index, "video": row["video"], "qid": row["qid"],
+        # Files without a truth column (the dev set) are hand-labelled: external truth too.
         "need": label.get("need") or row["type"], "truth": label.get("truth") or "external",
         "question": row["question"], "options": row["options"], "right": row["answer"],
         "chosen": answer.option, "correct": correct,
