@@ -393,7 +393,7 @@ def _print_memory_bench(payload: dict) -> None:
           + (f"; answers in {payload['jsonl']}" if payload.get("jsonl") else ""))
     print("per answer; calls and tokens include learning's; whole run | second half")
     print(f"{'config':11} {'accuracy':>15} {'external':>15} {'calls':>11} {'prompt tokens':>15} "
-          f"{'seconds':>13} {'replays':>8} {'fact decided':>13} {'wrong facts':>12} "
+          f"{'seconds':>13} {'replays':>8} {'fact | plan decided':>20} {'wrong facts':>12} "
           f"{'calls vs off':>13}")
     for name, c in payload["configs"].items():
         w, h = c["whole"], c["second_half"]
@@ -404,7 +404,8 @@ def _print_memory_bench(payload: dict) -> None:
               f"{w['llm_calls']:>5} | {h['llm_calls']:<3} "
               f"{w['prompt_tokens']:>7.0f} | {h['prompt_tokens']:<5.0f} "
               f"{w['seconds']:>5.1f} | {h['seconds']:<5.1f} {c['replayed_per_answer']:>8} "
-              f"{c['fact_decided']:>13} {c['wrong_facts']:>12} {ratio:>13}")
+              f"{str(c['fact_decided']) + ' | ' + str(c.get('plan_decided', 0)):>20} "
+              f"{c['wrong_facts']:>12} {ratio:>13}")
     if payload.get("chart"):
         chart = payload["chart"]
         print(f"chart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else ""))

@@ -196,11 +196,15 @@ def _fake_ask(questions_asked: list):
         learn = memory.learn
         replays = memory.semantic and k >= 3
         chosen = 1 if (learn and k == 4) else 0
-        replayed = [{"kind": "semantic", "text": f"The answer is {options[chosen]}."}] if replays else []
+        replayed = [{"id": "f", "kind": "semantic", "text": f"The answer is {options[chosen]}."}] \
+            if replays else []
+        # The fact decides only where ask says so: not on the sixth answer, though replayed.
+        decided = {"id": "f", "kind": "semantic"} if replays and k < 5 else None
         learned = {"verdict": "valid", "entry_id": "e", "usage": {"llm_calls": 2, "prompt_tokens": 50}}
         return SimpleNamespace(
             option=chosen, usage={"llm_calls": 1 if replays else 3, "prompt_tokens": 100},
-            memory={"replayed": replayed, "learned": learned} if learn else {"enabled": False},
+            memory={"replayed": replayed, "learned": learned, "decided_by": decided} if learn
+            else {"enabled": False},
             confidence={"basis": "memory" if replays else "computed"})
     return ask
 
@@ -230,7 +234,7 @@ def test_bench_memory_figures_jsonl_chart_and_rebuild(tmp_path, monkeypatch, cap
     # Questions 1, 3 and 5 are external; 5 is answered wrong.
     assert (both["second_half"]["external_correct"], both["second_half"]["external"]) == (0, 1)
     assert both["whole"]["external_accuracy"] == round(2 / 3, 3)
-    assert both["fact_decided"] == 3 and both["answered_from_memory"] == 3
+    assert both["fact_decided"] == 2 and both["answered_from_memory"] == 3
     assert both["wrong_facts"] == 1 and off["wrong_facts"] == 0
     assert both["replayed_per_answer"] == 0.5
     assert "procedural" not in summary["configs"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import tempfile
 import time
 from dataclasses import replace
@@ -106,13 +105,9 @@ def _record(config: str, index: int, row: dict, label: dict, answer, seconds: fl
     learned = memory.get("learned") or {}
     learn_usage = learned.get("usage") or {}
     replayed = memory.get("replayed") or []
-    facts = [r["text"] for r in replayed if r["kind"] == "semantic"]
-    chosen = row["options"][answer.option] if answer.option is not None else None
+    facts = [r for r in replayed if r["kind"] == "semantic"]
     correct = answer.option == row["answer"]
-    # Ask does not yet say which replayed entry an answer rested on (the planner will mark it);
-    # until then a replayed fact that names the chosen option counts as having decided it.
-    decided = bool(chosen) and any(re.search(rf"(?<!\w){re.escape(chosen.lower())}(?!\w)",
-                                             fact.lower()) for fact in facts)
+    decided = memory.get("decided_by") or {}
     verdict = learned.get("verdict", "off")
     return {
         "config": config, "index": index, "video": row["video"], "qid": row["qid"],
@@ -128,7 +123,8 @@ def _record(config: str, index: int, row: dict, label: dict, answer, seconds: fl
         "replayed": len(replayed), "replayed_facts": len(facts),
         "replayed_plans": sum(r["kind"] != "semantic" for r in replayed),
         "basis": (answer.confidence or {}).get("basis", ""),
-        "fact_decided": decided, "verdict": verdict,
+        "fact_decided": decided.get("kind") == "semantic",
+        "plan_decided": decided.get("kind") == "procedural", "verdict": verdict,
         # A wrong answer the validator passed: its summary is now a "checked fact" in memory.
         "wrong_fact": verdict == "valid" and bool(learned.get("entry_id")) and not correct,
     }
@@ -178,6 +174,7 @@ def summarise(records: list[dict], questions: str | None = None, jsonl: str | No
             "whole": _figures(rs), "second_half": _figures(rs[len(rs) // 2:]),
             "replayed_per_answer": round(sum(r["replayed"] for r in rs) / len(rs), 2),
             "fact_decided": sum(r["fact_decided"] for r in rs),
+            "plan_decided": sum(r.get("plan_decided", False) for r in rs),
             "answered_from_memory": sum(r["basis"] == "memory" for r in rs),
             "valid": sum(r["verdict"] == "valid" for r in rs),
             "wrong_facts": sum(r["wrong_fact"] for r in rs),
