@@ -158,11 +158,43 @@ def _bench_agent(args, settings) -> dict:
 
 
 def _bench_memory(args, settings) -> dict:
-    from backend.memory.bench import memory_bench
+    from backend.memory import bench
 
-    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
-    return memory_bench(Path(args.questions), Path(args.videos), settings, n_solutions=args.n,
-                        limit=args.limit, progress=say)
+    chart = Path(args.chart) if args.chart else None
+    if args.from_jsonl:
+        return bench.summarise(bench.read_jsonl(Path(args.from_jsonl)), jsonl=args.from_jsonl,
+                               chart=chart)
+    bar = tqdm(desc="answers", unit="answer", file=sys.stderr, disable=args.json or args.quiet)
+
+    def show(record: dict, total: int) -> None:
+        bar.total = total
+        bar.set_postfix_str(f"{record['config']} q{record['index'] + 1} "
+                            f"{'right' if record['correct'] else 'wrong'}, "
+                            f"{record['answer_calls'] + record['learn_calls']} calls")
+        bar.update()
+    try:
+        return bench.memory_bench(Path(args.questions), Path(args.videos), settings,
+                                  configs=bench.parse_configs(args.configs), n_solutions=args.n,
+                                  limit=args.limit, jsonl=Path(args.jsonl) if args.jsonl else None,
+                                  chart=chart, progress=show)
+    finally:
+        bar.close()
+
+
+def _workload(args, settings) -> dict:
+    from backend.evaluation.workload import make_workload, video_files
+
+    bar = tqdm(total=len(video_files(Path(args.videos))), desc="videos", unit="video",
+               file=sys.stderr, disable=args.json or args.quiet)
+
+    def progress(name: str) -> None:
+        bar.set_postfix_str(name)
+        bar.update()
+    try:
+        return make_workload(Path(args.videos), Path(args.out), settings, count=args.count,
+                             seed=args.seed, progress=progress)
+    finally:
+        bar.close()
 
 
 def _bench_tracking(args, settings) -> dict:
@@ -282,15 +314,14 @@ def _print_text(command: str, payload: dict) -> None:
         print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
               f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
               f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
-    elif command == "bench" and "passes" in payload:
-        print(f"{payload['questions']} questions, N = {payload['n_solutions']}; per answer:")
-        print(f"{'pass':24} {'accuracy':>9} {'calls':>6} {'tokens':>7} {'learn calls':>12} "
-              f"{'learn tokens':>13} {'replayed':>9}")
-        for name, p in payload["passes"].items():
-            s = p["summary"]
-            print(f"{name:24} {s['correct']:>3}/{payload['questions']:<5} {s['answer_calls']:>6} "
-                  f"{s['answer_tokens']:>7} {s['learn_calls']:>12} {s['learn_tokens']:>13} "
-                  f"{s['replayed']:>9}")
+    elif command == "bench" and "configs" in payload:
+        _print_memory_bench(payload)
+    elif command == "workload":
+        print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
+        for label in ("videos", "needs", "truth"):
+            print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
+        for s in payload["skipped"]:
+            print(f"  skipped {s['video']}: {s['reason']}")
     elif command == "memory" and "entries" in payload:
         if not payload["entries"]:
             print("No memory entries match.")
@@ -353,6 +384,31 @@ def _print_ingest_comparison(payload: dict) -> None:
                   f"{st.get('frames', 0):>9.1f} {st.get('frames.track', 0):>8.1f} "
                   f"{st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
                   f"{f['peak_rss_mb']:>7.0f}")
+
+
+def _print_memory_bench(payload: dict) -> None:
+    """One line per memory configuration: the whole run, then its second half."""
+    print(f"{payload['answers']} questions per configuration"
+          + (f", from {payload['questions']}" if payload.get("questions") else "")
+          + (f"; answers in {payload['jsonl']}" if payload.get("jsonl") else ""))
+    print("per answer; calls and tokens include learning's; whole run | second half")
+    print(f"{'config':11} {'accuracy':>15} {'external':>15} {'calls':>11} {'prompt tokens':>15} "
+          f"{'seconds':>13} {'replays':>8} {'fact | plan decided':>20} {'wrong facts':>12} "
+          f"{'calls vs off':>13}")
+    for name, c in payload["configs"].items():
+        w, h = c["whole"], c["second_half"]
+        pct = lambda x: "-" if x is None else f"{100 * x:.0f}%"  # noqa: E731
+        ratio = "-" if c["calls_vs_off_second_half"] is None else f"{c['calls_vs_off_second_half']}x"
+        print(f"{name:11} {pct(w['accuracy']) + ' | ' + pct(h['accuracy']):>15} "
+              f"{pct(w['external_accuracy']) + ' | ' + pct(h['external_accuracy']):>15} "
+              f"{w['llm_calls']:>5} | {h['llm_calls']:<3} "
+              f"{w['prompt_tokens']:>7.0f} | {h['prompt_tokens']:<5.0f} "
+              f"{w['seconds']:>5.1f} | {h['seconds']:<5.1f} {c['replayed_per_answer']:>8} "
+              f"{str(c['fact_decided']) + ' | ' + str(c.get('plan_decided', 0)):>20} "
+              f"{c['wrong_facts']:>12} {ratio:>13}")
+    if payload.get("chart"):
+        chart = payload["chart"]
+        print(f"chart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else ""))
 
 
 def _print_agent_bench(payload: dict) -> None:
@@ -489,6 +545,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default="docs/EVALUATION.md")
     p.set_defaults(run=_eval_report)
 
+    p = sub.add_parser("workload", parents=[common],
+                       help="generate a long multiple-choice question workload over a folder of videos")
+    p.add_argument("--videos", default=str(_SHARED / "videos"),
+                   help="folder of videos; MOT ground truth below it answers questions about people")
+    p.add_argument("--out", required=True, help="CSV to write (dev-qa layout plus truth, need)")
+    p.add_argument("--count", type=int, default=120, help="questions in all (default 120)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the questions and their order")
+    p.set_defaults(run=_workload)
+
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
     p.set_defaults(run=_setup)
 
@@ -512,7 +577,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agents to run side by side, comma-separated (MEMORYREEL_AGENT values)")
     b.set_defaults(run=_bench_agent)
     b = bench_sub.add_parser("memory", parents=[common, qa],
-                             help="accuracy and cost with memory: first pass, reworded, memory off")
+                             help="accuracy and cost per memory configuration over one question "
+                                  "order (--questions: a workload from `workload`)")
+    b.add_argument("--configs", default="off,semantic,procedural,both",
+                   help="memory configurations to run, comma-separated (default all four)")
+    b.add_argument("--jsonl", help="write one line per answer per configuration, as it goes")
+    b.add_argument("--chart", help="plotly chart of calls per answer against question index (.html)")
+    b.add_argument("--from-jsonl", metavar="FILE",
+                   help="re-make the summary (and --chart) from a kept --jsonl file; asks nothing")
     b.set_defaults(run=_bench_memory)
     b = bench_sub.add_parser("tracking", parents=[common],
                              help="MOT metrics and people counts against MOTChallenge ground truth")

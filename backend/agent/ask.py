@@ -24,7 +24,8 @@ from backend.config import Settings
 from backend.ingest import embedder_for
 from backend.library import Library
 from backend.memory.learn import learn
-from backend.memory.recall import assess, recall
+from backend.memory import reuse
+from backend.memory.recall import Recall, assess, recall
 from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
 from models.llm import ChatModel, LLMError, LLMUnavailable, OpenAIChat, Usage
@@ -121,10 +122,20 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     store = MemoryStore(settings, embed=embedder.embed)
     vector = embedder.embed([standalone])[0]
     config = planner_config(settings, n_solutions)
+    given, recalled = None, None
     if memory.enabled:
+        tables = ctx.tables()
+        duration = tables.duration
+        asked = reuse.asked_of(standalone, duration)
+        trace["asked"] = asked.to_json()
         recalled = recall(standalone, vector, video_id, store, memory,
                           lambda: assess(standalone, ctx), settings.replay_min_similarity,
-                          always_rate=not config.grounded)
+                          always_rate=not config.grounded,
+                          fits=lambda fact: reuse.fact_asked(fact, duration).same(asked))
+        if config.grounded:
+            replay = reuse.first_step(recalled.facts, recalled.plans, standalone, tables)
+            recalled.drop(replay.contradicted)
+            given = replay.given
         trace.update(recalled.trace())
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r["kind"] == "semantic" for r in recalled.replayed)
@@ -132,10 +143,14 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
     planner = Planner(tools, ctx, config, on_step=on_step)
-    result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c))
+    result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c),
+                           given=given)
+    if recalled is not None:
+        trace["decided_by"] = _decided_by(result, recalled)
     evidence = [{"node": n.id, "tool": n.action, "input": n.action_input,
                  "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids,
-                 "sql": n.sql, "value": n.value, "support": n.support}
+                 "sql": n.sql, "value": n.value, "support": n.support, "query": n.query,
+                 "replayed": n.replayed}
                 for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
@@ -145,7 +160,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
                     chosen_leaves=result.chosen_leaves, usage=_usage_dict(usage, started),
                     memory=trace, confidence=result.confidence)
     if memory.learn:
-        answer.pending_learning = lambda: _learn(answer, trace.get("task_type"), vector, store, ctx)
+        answer.pending_learning = lambda: _learn(answer, memory, vector, store, ctx)
         if learn_now:
             answer.learn()
     return answer
@@ -163,17 +178,26 @@ def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -
     return rewritten.strip() or question
 
 
-def _learn(answer: Answer, task_type: str | None, vector, store: MemoryStore,
+def _decided_by(result, recalled: Recall) -> dict | None:
+    """The replayed entry the answer rests on: the one whose step it follows, or, for an answer
+    read from the replayed facts alone, the fact that gave that very answer."""
+    if result.decided_by:
+        return result.decided_by
+    if result.confidence.get("basis") != "memory":
+        return None
+    return next(({"id": f["id"], "kind": "semantic"} for f in recalled.facts
+                 if f.get("answer") and f["answer"].strip().lower() == result.answer.strip().lower()),
+                None)
+
+
+def _learn(answer: Answer, memory: MemoryOptions, vector, store: MemoryStore,
            ctx: ToolContext) -> dict:
     if not answer.answered:
         return {"verdict": "skipped", "reason": "not answered", "usage": {}}
     learning = replace(ctx, usage=Usage())
     started = time.monotonic()
     try:
-        if not task_type:  # not rated before answering: the workflow still needs its type
-            task_type = assess(answer.standalone_question, learning).task_type
-            answer.memory["task_type"] = task_type
-        lesson = learn(answer, task_type, vector, store, learning)
+        lesson = learn(answer, answer.memory.get("task_type"), vector, store, learning, memory)
     except Exception as e:  # a memory fault must never cost the user the answer just given
         log.exception("learning from the answer failed")
         return {"verdict": "skipped", "reason": f"learning failed: {e}", "usage": {}}

@@ -81,6 +81,8 @@ class Node:
     sql: str = ""
     value: str = ""            # a tool's computed value
     support: str = ""          # a tool's: computed, read, none, unobserved; an answer's basis
+    query: dict = field(default_factory=dict)     # the typed query a tool ran, if one did
+    replayed: dict | None = None  # {"id", "kind"}: the memory entry this step was replayed from
 
     @property
     def is_leaf(self) -> bool:
@@ -112,6 +114,27 @@ class PlanResult:
 
     def path(self, node_id: int) -> list[Node]:
         return path_to(self.nodes, node_id)
+
+    @property
+    def decided_by(self) -> dict | None:
+        """The replayed memory entry ({"id", "kind"}) whose step the chosen answer rests on."""
+        if not self.chosen_leaves:
+            return None
+        observed = [n for n in self.path(self.chosen_leaves[0])
+                    if n.action and n.action != ANSWER and n.failure is None]
+        return observed[-1].replayed if observed else None
+
+
+@dataclass
+class GivenStep:
+    """A step taken before planning, with no LLM call: a replayed workflow's typed query, run
+    on this question. It becomes the first step of the first solution."""
+
+    tool: str
+    tool_input: str
+    thought: str
+    observation: Observation
+    replayed: dict              # {"id", "kind"} of the memory entry it came from
 
 
 def path_to(nodes: list[Node], node_id: int) -> list[Node]:
@@ -245,7 +268,9 @@ class Planner:
                                 action_input=tool_input)
         return RootModel[use_tool | answer]  # type: ignore[valid-type]
 
-    def solve(self, question: str, options: list[str] | None = None, context: str = "") -> PlanResult:
+    def solve(self, question: str, options: list[str] | None = None, context: str = "",
+              given: GivenStep | None = None) -> PlanResult:
+        """given: a first step already taken (saves the first solution its first LLM call)."""
         q = _Question(question, options, context, time.monotonic())
         rng = random.Random(self.config.seed)
         nodes = [Node(id=0, parent=None, depth=0, thought=question)]
@@ -254,7 +279,7 @@ class Planner:
             if self._exhausted(q.started):
                 break
             selected = nodes[0] if iteration == 0 else select_node(nodes, rng, self.config.max_depth)
-            leaf = self._expand_and_run(nodes, selected, q)
+            leaf = self._expand_and_run(nodes, selected, q, given if iteration == 0 else None)
             for node in path_to(nodes, leaf.id):
                 node.visits += 1
             backpropagate(nodes, leaf.id, self.config.alpha if leaf.failure is None
@@ -274,9 +299,13 @@ class Planner:
                           seconds=time.monotonic() - q.started,
                           confidence=confidence(nodes, good, chosen, len(leaves)))
 
-    def _expand_and_run(self, nodes: list[Node], selected: Node, q: _Question) -> Node:
-        avoid = [f"{nodes[c].action}({nodes[c].action_input})" for c in selected.children]
-        node = self._step(nodes, selected, q, avoid)
+    def _expand_and_run(self, nodes: list[Node], selected: Node, q: _Question,
+                        given: GivenStep | None = None) -> Node:
+        if given:
+            node = self._add_given(nodes, selected, given)
+        else:
+            avoid = [f"{nodes[c].action}({nodes[c].action_input})" for c in selected.children]
+            node = self._step(nodes, selected, q, avoid)
         while not node.is_leaf:
             if node.depth >= self.config.max_depth:
                 node.failure = f"no answer within {self.config.max_depth} steps"
@@ -292,12 +321,23 @@ class Planner:
         if q.options and parent.support == "computed" and \
                 (i := option_for_value(parent.value, q.options)) is not None:
             thought = f"the computed value '{parent.value}' is option {i}"
+            if parent.replayed:
+                thought += f" (a replayed {parent.replayed['kind']} memory decided it)"
             return self._add_answer(nodes, parent, thought, q.options[i], i, "computed")
         if not q.options and parent.support == "unobserved":
             return self._add_answer(nodes, parent, "the tables cannot hold this",
                                     f"I cannot tell from this video's memory. {parent.observation}",
                                     None, "unobserved")
         return None
+
+    def _add_given(self, nodes: list[Node], parent: Node, given: GivenStep) -> Node:
+        node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1, thought=given.thought,
+                    action=given.tool, action_input=given.tool_input, replayed=given.replayed)
+        nodes.append(node)
+        parent.children.append(node.id)
+        self._observe(node, given.observation)
+        self.on_step(node)
+        return node
 
     def _add_answer(self, nodes, parent, thought, answer, option, basis) -> Node:
         node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1, thought=thought,
@@ -387,6 +427,7 @@ class Planner:
         node.observation = observation.text
         node.times, node.instance_ids = observation.times, observation.instance_ids
         node.sql, node.value, node.support = observation.sql, observation.value, observation.support
+        node.query = observation.query
         if not observation.ok:
             node.failure = f"tool error: {observation.text}"
 

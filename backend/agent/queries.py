@@ -77,6 +77,7 @@ class Result:
     rows: list[dict] | None = None
     times: list[float] | None = None
     instance_ids: list[int] | None = None
+    span: Span | None = None     # the time the query was resolved to, kept so memory can tell times apart
 
 
 # Words for people that a person detector's single class covers.
@@ -212,16 +213,19 @@ class VideoTables:
 def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
     """Resolve the query's arguments (code first reads the time phrase in the question itself),
     then compute; never an LLM call. Tables that refuse a query give a failed result."""
+    span = None
     try:
-        return _run(query, question, tables)
+        span = (resolve(question, tables.duration)
+                or resolve(f"{query.time} to {query.until}" if query.until.strip() else query.time,
+                           tables.duration, bare_number=True))
+        result = _run(query, question, tables, span)
     except QueryError as e:
-        return Result(f"The tables refused the query: {e}", support="none")
+        result = Result(f"The tables refused the query: {e}", support="none")
+    result.span = span
+    return result
 
 
-def _run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
-    span = (resolve(question, tables.duration)
-            or resolve(f"{query.time} to {query.until}" if query.until.strip() else query.time,
-                       tables.duration, bare_number=True))
+def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | None) -> Result:
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)

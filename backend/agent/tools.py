@@ -50,6 +50,8 @@ class Observation:
     sql: str = ""
     value: str = ""                        # the computed answer to the tool's input, if any
     support: queries.Support = "read"      # computed by code, read by a model, nothing, unobservable
+    # The typed query that code ran (its fields and resolved span), so memory can run it again.
+    query: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -75,6 +77,15 @@ class ToolContext:
         reply = self.llm.complete(messages, response_model=response_model, max_tokens=max_tokens)
         self.usage.add(reply.usage)
         return reply
+
+
+def observed(result: queries.Result, query: queries.TypedQuery | None = None) -> Observation:
+    """A typed query's result as an observation; `query` when it is the query that ran."""
+    span = result.span
+    ran = {**query.model_dump(), "span": [span.start, span.end] if span else None} if query else {}
+    return Observation(text=result.text, times=sorted(set(result.times or [])),
+                       instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
+                       sql=result.sql, value=result.value, support=result.support, query=ran)
 
 
 class Tool(Protocol):
@@ -223,9 +234,8 @@ class SqlSubTaskTool:
             result.text = f"{written.text}\nThe descriptions instead:\n{result.text}"
         else:
             result = queries.run(query, tool_input, ctx.tables())
-        return Observation(text=result.text, times=sorted(set(result.times or [])),
-                           instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
-                           sql=result.sql, value=result.value, support=result.support)
+            return observed(result, query)
+        return observed(result)
 
     def write_sql(self, tool_input: str, ctx: ToolContext, read_rows: bool = True) -> Observation:
         """DoraemonGPT's sub-agent: SQL written by the LLM, rows read back by the LLM.

@@ -1,94 +1,226 @@
 """`bench memory`: does memory make answers cheaper without making them worse?
 
-Three passes over a NExT-QA-layout question file, in one process, with an empty memory folder
-of their own:
-1. memory on, the questions as written (memory starts empty and learns);
-2. memory on, the questions reworded (replays what pass 1 learned);
-3. memory off, the same reworded questions (the baseline for pass 2).
-The rewording is rule-based and deterministic (synonyms and a lead-in), so every run asks the
-same questions.
+One question file (the dev set, or a workload from `python -m backend workload`) is asked in one
+order, once per memory configuration, each starting from an empty memory folder of its own:
+`off` (no replay, no learning), `semantic` (learns; replays checked facts only), `procedural`
+(learns; replays tool plans and decision patterns only) and `both`. Memory can only pay on later
+questions, so every figure is given for the whole run and for its second half.
+
+Every answered question is one JSON line (written as it goes, so a long run can be watched and
+its figures re-made with `--from-jsonl`); the summary and the chart are computed from those
+lines alone.
 """
 
 from __future__ import annotations
 
-import re
+import csv
+import json
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from backend.config import Settings
+from backend.errors import InputError
 from backend.memory.replay import MemoryOptions
 
-_SYNONYMS = [
-    ("how many", "what number of"), ("people", "persons"), ("different", "distinct"),
-    ("in view", "visible"), ("at the same time", "simultaneously"), ("appear", "show up"),
-    ("video", "clip"), ("says", "utters"), ("say", "utter"), ("word", "term"),
-    ("shown", "displayed"), ("screen", "display"), ("come to", "walk up to"),
-    ("one after another", "in turn"), ("ever", "at any point"), ("most of", "the majority of"),
-    ("first", "opening"), ("direction", "way"), ("walk", "move"), ("cars", "vehicles"),
-]
-_SWAP = re.compile(r"\b(" + "|".join(re.escape(old) for old, _ in
-                                     sorted(_SYNONYMS, key=lambda s: -len(s[0]))) + r")\b")
-_LEAD_INS = ["tell me, {q}", "{q}, please", "i would like to know: {q}"]
+CONFIGS: dict[str, MemoryOptions] = {
+    "off": MemoryOptions.off(),
+    "semantic": MemoryOptions(procedural=False),
+    "procedural": MemoryOptions(semantic=False),
+    "both": MemoryOptions(),
+}
 
 
-def reword(question: str, index: int) -> str:
-    """The same question in other words: synonyms swapped and a lead-in added."""
-    text = question.strip().rstrip("?").lower()
-    # One pass, so a replacement is never replaced again.
-    text = _SWAP.sub(lambda m: dict(_SYNONYMS)[m.group(0)], text)
-    return _LEAD_INS[index % len(_LEAD_INS)].format(q=text) + "?"
+def parse_configs(text: str) -> list[str]:
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names or (unknown := [c for c in names if c not in CONFIGS]):
+        raise InputError(f"--configs takes a comma-separated subset of {', '.join(CONFIGS)}; "
+                         f"{', '.join(unknown) or 'nothing'} is not one.")
+    return list(dict.fromkeys(names))
 
 
-def memory_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
-                 limit: int | None = None, progress: Callable[[str], None] = print) -> dict:
-    from backend.agent.ask import ask
+def question_labels(path: Path) -> dict[tuple[str, str], dict]:
+    """(video, qid) -> the workload's `truth` and `need` columns, where the file has them."""
+    if Path(path).suffix.lower() not in (".csv", ".tsv"):
+        return {}
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
+        return {(r["video"].strip(), r["qid"].strip()): {"truth": r.get("truth") or "",
+                                                         "need": r.get("need") or ""}
+                for r in reader if r.get("video") and r.get("qid")}
+
+
+def memory_bench(questions: Path, videos: Path, settings: Settings,
+                 configs: list[str] | None = None, n_solutions: int | None = None,
+                 limit: int | None = None, jsonl: Path | None = None, chart: Path | None = None,
+                 progress: Callable[[dict, int], None] = lambda record, total: None,
+                 answer: Callable | None = None) -> dict:
+    """progress(record, answers in all) after each answer; answer: `ask`'s stand-in for tests
+    (same arguments), by default the real agent."""
     from backend.bench import read_questions
     from backend.ingest import ingest
 
+    configs = configs or list(CONFIGS)
     rows = read_questions(questions)[:limit]
+    if not rows:
+        raise InputError(f"{questions} holds no multiple-choice question.")
+    labels = question_labels(questions)
     video_ids = {name: ingest(videos / name, settings).video_id
                  for name in dict.fromkeys(r["video"] for r in rows)}
-    reworded = [reword(r["question"], i) for i, r in enumerate(rows)]
-    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-memory-") as tmp:
-        settings = replace(settings, memory_dir=tmp)
-        passes = {}
-        for name, texts, memory in (("first pass, memory on", [r["question"] for r in rows],
-                                     MemoryOptions()),
-                                    ("reworded, memory on", reworded, MemoryOptions()),
-                                    ("reworded, memory off", reworded, MemoryOptions.off())):
-            results = []
-            for row, text in zip(rows, texts):
-                answer = ask(video_ids[row["video"]], text, settings, options=row["options"],
-                             n_solutions=n_solutions, memory=memory)
-                learned = answer.memory.get("learned", {}).get("usage", {})
-                results.append({
-                    "qid": row["qid"], "video": row["video"], "question": text,
-                    "correct": answer.option == row["answer"],
-                    "answer_calls": answer.usage["llm_calls"],
-                    "answer_tokens": answer.usage["prompt_tokens"] + answer.usage["completion_tokens"],
-                    "learn_calls": learned.get("llm_calls", 0),
-                    "learn_tokens": learned.get("prompt_tokens", 0) + learned.get("completion_tokens", 0),
-                    "replayed": len(answer.memory.get("replayed", [])),
-                    "verdict": answer.memory.get("learned", {}).get("verdict", "off")})
-                r = results[-1]
-                progress(f"{name}: {row['video']} q{row['qid']} {'right' if r['correct'] else 'wrong'}, "
-                         f"{r['answer_calls']} calls / {r['answer_tokens']} tokens answering, "
-                         f"{r['learn_calls']} learning, {r['replayed']} replayed, {r['verdict']}")
-            passes[name] = {"summary": _summary(results), "results": results}
-    return {"questions": len(rows), "n_solutions": n_solutions or settings.n_solutions,
-            "passes": passes}
+    if answer is None:
+        from backend.agent.ask import ask as answer, check_llm
+
+        check_llm(settings)  # start the embedded server first: its start-up is no answer's time
+    records = []
+    if jsonl:
+        Path(jsonl).parent.mkdir(parents=True, exist_ok=True)
+    out = open(jsonl, "w", encoding="utf-8") if jsonl else None
+    try:
+        for name in configs:
+            with tempfile.TemporaryDirectory(prefix=f"memoryreel-bench-memory-{name}-") as tmp:
+                run_settings = replace(settings, memory_dir=tmp)
+                for index, row in enumerate(rows):
+                    started = time.monotonic()
+                    given = answer(video_ids[row["video"]], row["question"], run_settings,
+                                   options=row["options"], n_solutions=n_solutions,
+                                   memory=CONFIGS[name])
+                    label = labels.get((row["video"], row["qid"]), {})
+                    record = _record(name, index, row, label, given, time.monotonic() - started)
+                    records.append(record)
+                    if out:
+                        out.write(json.dumps(record) + "\n")
+                        out.flush()
+                    progress(record, len(rows) * len(configs))
+    finally:
+        if out:
+            out.close()
+    return summarise(records, questions=str(questions), jsonl=str(jsonl) if jsonl else None,
+                     chart=chart)
 
 
-def _summary(results: list[dict]) -> dict:
-    n = len(results)
+def _record(config: str, index: int, row: dict, label: dict, answer, seconds: float) -> dict:
+    memory = answer.memory or {}
+    learned = memory.get("learned") or {}
+    learn_usage = learned.get("usage") or {}
+    replayed = memory.get("replayed") or []
+    facts = [r for r in replayed if r["kind"] == "semantic"]
+    correct = answer.option == row["answer"]
+    decided = memory.get("decided_by") or {}
+    verdict = learned.get("verdict", "off")
+    return {
+        "config": config, "index": index, "video": row["video"], "qid": row["qid"],
+        # Files without a truth column (the dev set) are hand-labelled: external truth too.
+        "need": label.get("need") or row["type"], "truth": label.get("truth") or "external",
+        "question": row["question"], "options": row["options"], "right": row["answer"],
+        "chosen": answer.option, "correct": correct,
+        "answer_calls": answer.usage.get("llm_calls", 0),
+        "answer_prompt_tokens": answer.usage.get("prompt_tokens", 0),
+        "learn_calls": learn_usage.get("llm_calls", 0),
+        "learn_prompt_tokens": learn_usage.get("prompt_tokens", 0),
+        "seconds": round(seconds, 3),
+        "replayed": len(replayed), "replayed_facts": len(facts),
+        "replayed_plans": sum(r["kind"] != "semantic" for r in replayed),
+        "basis": (answer.confidence or {}).get("basis", ""),
+        "fact_decided": decided.get("kind") == "semantic",
+        "plan_decided": decided.get("kind") == "procedural", "verdict": verdict,
+        # A wrong answer the validator passed: its summary is now a "checked fact" in memory.
+        "wrong_fact": verdict == "valid" and bool(learned.get("entry_id")) and not correct,
+    }
 
-    def mean(key: str) -> float:
-        return round(sum(r[key] for r in results) / n, 2)
-    return {"accuracy": round(sum(r["correct"] for r in results) / n, 3),
-            "correct": sum(r["correct"] for r in results),
-            "answer_calls": mean("answer_calls"), "answer_tokens": mean("answer_tokens"),
-            "learn_calls": mean("learn_calls"), "learn_tokens": mean("learn_tokens"),
-            "replayed": mean("replayed"),
-            "valid": sum(r["verdict"] == "valid" for r in results)}
+
+def read_jsonl(path: Path) -> list[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"'{path}' does not exist.")
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path} is not a bench memory JSONL file: {e}") from e
+
+
+def _figures(records: list[dict]) -> dict:
+    """Accuracy and cost per answer over some answers; calls and tokens include learning's."""
+    n = len(records)
+    external = [r for r in records if r["truth"] == "external"]
+
+    def mean(value: Callable[[dict], float]) -> float:
+        return round(sum(value(r) for r in records) / n, 2) if n else 0.0
+    return {
+        "answers": n, "correct": sum(r["correct"] for r in records),
+        "accuracy": round(sum(r["correct"] for r in records) / n, 3) if n else None,
+        "external": len(external), "external_correct": sum(r["correct"] for r in external),
+        "external_accuracy": (round(sum(r["correct"] for r in external) / len(external), 3)
+                              if external else None),
+        "llm_calls": mean(lambda r: r["answer_calls"] + r["learn_calls"]),
+        "answer_calls": mean(lambda r: r["answer_calls"]),
+        "prompt_tokens": mean(lambda r: r["answer_prompt_tokens"] + r["learn_prompt_tokens"]),
+        "seconds": mean(lambda r: r["seconds"]),
+    }
+
+
+def summarise(records: list[dict], questions: str | None = None, jsonl: str | None = None,
+              chart: Path | None = None) -> dict:
+    """Figures per configuration from the answers' records; chart: also write the chart there."""
+    runs: dict[str, list[dict]] = {}
+    for r in records:
+        runs.setdefault(r["config"], []).append(r)
+    summary = {}
+    for name, rs in runs.items():
+        rs.sort(key=lambda r: r["index"])
+        summary[name] = {
+            "whole": _figures(rs), "second_half": _figures(rs[len(rs) // 2:]),
+            "replayed_per_answer": round(sum(r["replayed"] for r in rs) / len(rs), 2),
+            "fact_decided": sum(r["fact_decided"] for r in rs),
+            "plan_decided": sum(r.get("plan_decided", False) for r in rs),
+            "answered_from_memory": sum(r["basis"] == "memory" for r in rs),
+            "valid": sum(r["verdict"] == "valid" for r in rs),
+            "wrong_facts": sum(r["wrong_fact"] for r in rs),
+        }
+    off = summary.get("off")
+    for figures in summary.values():
+        figures["calls_vs_off_second_half"] = (
+            round(figures["second_half"]["llm_calls"] / off["second_half"]["llm_calls"], 3)
+            if off and off["second_half"]["llm_calls"] else None)
+    return {"questions": questions, "jsonl": jsonl,
+            "answers": max((len(rs) for rs in runs.values()), default=0),
+            "configs": summary, "chart": write_chart(records, chart) if chart else None}
+
+
+def write_chart(records: list[dict], path: Path) -> dict:
+    """LLM calls per answer (answering + learning) against the question's place in the run, one
+    line per configuration, above the calls so far."""
+    import itertools
+
+    import plotly
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from backend.evaluation.report import _save
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("LLM calls per answer (answering + learning)",
+                                        "LLM calls so far"))
+    runs: dict[str, list[dict]] = {}
+    for r in records:
+        runs.setdefault(r["config"], []).append(r)
+    for (name, rs), colour in zip(runs.items(), itertools.cycle(plotly.colors.qualitative.Plotly)):
+        rs = sorted(rs, key=lambda r: r["index"])
+        x = [r["index"] + 1 for r in rs]
+        calls = [r["answer_calls"] + r["learn_calls"] for r in rs]
+        total, cumulative = 0, []
+        for c in calls:
+            total += c
+            cumulative.append(total)
+        line = {"color": colour}
+        fig.add_trace(go.Scatter(x=x, y=calls, mode="lines", name=name, legendgroup=name,
+                                 line=line), 1, 1)
+        fig.add_trace(go.Scatter(x=x, y=cumulative, mode="lines", name=name, legendgroup=name,
+                                 line=line, showlegend=False), 2, 1)
+    fig.update_xaxes(title_text="question (order asked)", row=2, col=1)
+    fig.update_yaxes(title_text="calls", rangemode="tozero")
+    fig.update_layout(title="Memory configurations over one question order",
+                      template="plotly_white", width=900, height=640)
+    return _save(fig, Path(path).with_suffix(""))

@@ -1,13 +1,20 @@
 """After an answer: check it, then keep what was learned (DigimonGPT, memory construction).
 
-- Semantic: the LLM validates the QA pair against the evidence the answer used and the
-  video's closest memory segments; a valid pair becomes a one-sentence summary stored with
-  the question, answer, evidence times and verdict. A question close to a stored one of the
-  same video updates that entry instead of adding a near-duplicate.
+- Verdict: an answer whose option a computed value on its evidence names is valid by
+  computation, and one whose evidence computes another option is invalid; neither costs an LLM
+  call. Otherwise (the model read descriptions, rows or memory) the LLM validates the QA pair
+  against the evidence the answer used and the video's closest memory segments.
+- Semantic: a valid pair becomes a one-sentence summary stored with the question, answer,
+  evidence times, verdict, what the question pinned down (time, quoted words, ids: `reuse.Asked`)
+  and, when computed, the typed query and its value (so a replay can check it). A question close
+  to a stored one of the same video, about the same time and words, updates that entry instead
+  of adding a near-duplicate.
 - Procedural: the tool workflow of a valid answer (tools in order, inputs with numbers
-  abstracted) with the question's task type, shared across videos. When a task type has more
-  than `PATTERN_AFTER` workflows, the LLM distils them into a decision pattern, refreshed every
-  `PATTERN_REFRESH` new workflows.
+  abstracted, typed queries without their time) with the question's task type, shared across
+  videos. When a task type has more than `PATTERN_AFTER` workflows, the LLM distils them into a
+  decision pattern, refreshed every `PATTERN_REFRESH` new workflows.
+- Only the kinds the answer's `MemoryOptions` replay are written, and an answer decided by a
+  replayed entry that the tables confirmed adds nothing new: a replayed fact gains support.
 """
 
 from __future__ import annotations
@@ -21,7 +28,11 @@ from pydantic import BaseModel, Field
 
 from backend import episodic
 from backend.agent import prompts
+from backend.agent.planner import option_for_value
 from backend.agent.tools import ToolContext
+from backend.memory.recall import assess
+from backend.memory.replay import MemoryOptions
+from backend.memory.reuse import Asked, fact_asked
 from backend.memory.store import MemoryStore
 from models.llm import LLMError
 
@@ -57,17 +68,91 @@ class Lesson:
 
 
 def workflow_of(evidence: list[dict]) -> list[dict]:
-    """The tool steps of an answer with numbers abstracted, so the plan transfers to new questions."""
-    return [{"tool": step["tool"], "input": re.sub(r"\d+(?:\.\d+)?", "N", step["input"])}
+    """The tool steps of an answer with numbers abstracted, so the plan transfers to new
+    questions; a typed query keeps its operation, target and words, and only whether it named
+    a time (a replay resolves the new question's own)."""
+    return [{"tool": step["tool"], "input": re.sub(r"\d+(?:\.\d+)?", "N", step["input"]),
+             **({"query": _portable(step["query"])} if step.get("query") else {})}
             for step in evidence]
+
+
+def _portable(query: dict) -> dict:
+    return {"operation": query["operation"], "target": query["target"], "words": query["words"],
+            "timed": query["span"] is not None}
+
+
+def computed_verdict(answer) -> tuple[bool, dict] | None:
+    """(valid, step) when the last computed value on the evidence that names an option decides
+    the verdict: valid if it names the chosen option, invalid if another; None when no computed
+    value names an option (the model's reading decided, and the validator must judge)."""
+    if not answer.options or answer.option is None:
+        return None
+    for step in reversed(answer.evidence):
+        if step.get("support") == "computed" and \
+                (i := option_for_value(step.get("value", ""), answer.options)) is not None:
+            return i == answer.option, step
+    return None
 
 
 def render_workflow(steps: list[dict]) -> str:
     return " -> ".join([f"{s['tool']}({s['input']})" for s in steps] + ["Answer"])
 
 
-def learn(answer, task_type: str, question_vector, store: MemoryStore, ctx: ToolContext) -> Lesson:
-    """`answer`: the Answer just given (answered, with evidence). LLM faults give 'skipped'."""
+def learn(answer, task_type: str | None, question_vector, store: MemoryStore, ctx: ToolContext,
+          options: MemoryOptions = MemoryOptions()) -> Lesson:
+    """`answer`: the Answer just given (answered, with evidence); task_type: None when the
+    question was not rated before answering (rated here if a workflow is stored). LLM faults
+    give 'skipped'."""
+    if not (options.learns_facts or options.learns_workflows):
+        return Lesson(verdict="skipped", reason="this answer's memory options replay nothing")
+    computed = computed_verdict(answer)
+    if computed is None:
+        verdict = _validate(answer, question_vector, ctx)
+        if isinstance(verdict, Lesson):
+            return verdict
+    elif not computed[0]:
+        step = computed[1]
+        return Lesson(verdict="invalid", reason=f"{step['tool']} computed '{step['value']}', "
+                                                f"which is another option than the answer")
+    else:
+        verdict = _computed(answer, computed[1])
+    if not verdict.valid or not verdict.summary.strip():
+        return Lesson(verdict="invalid", reason=verdict.reason)
+    lesson = Lesson(verdict="valid", reason=verdict.reason)
+    decided = (answer.memory or {}).get("decided_by")
+    if options.learns_facts:
+        if decided and decided["kind"] == "semantic":
+            fact = store.get(decided["id"])  # confirmed again: more support, no new entry
+            store.update("semantic", fact["id"], {"support": fact["support"] + 1})
+            lesson.entry_id, lesson.merged = fact["id"], True
+        else:
+            lesson.entry_id, lesson.merged = _keep_fact(answer, verdict, computed, question_vector,
+                                                        store, ctx)
+    steps = workflow_of(answer.evidence)
+    # An answer straight from replayed facts has no tool plan to teach; one decided by a
+    # replayed entry would only teach the plan that entry holds already.
+    if options.learns_workflows and steps and not decided:
+        if not task_type:  # not rated before answering: the workflow still needs its type
+            task_type = assess(answer.standalone_question, ctx).task_type
+            answer.memory["task_type"] = task_type
+        lesson.workflow_id = store.add("procedural", {
+            "video_id": answer.video_id, "question": answer.standalone_question,
+            "text": render_workflow(steps), "answer": answer.answer, "task_type": task_type,
+            "workflow": json.dumps(steps)}, question_vector)
+        lesson.pattern_refreshed = _refresh_pattern(task_type, store, ctx)
+    return lesson
+
+
+def _computed(answer, step: dict) -> Verdict:
+    """The verdict and summary code writes for an answer a computed value decided."""
+    said = " ".join(step["observation"].split())[:160]
+    return Verdict(reason=f"computed by {step['tool']}: '{step['value']}' is the chosen option",
+                   valid=True, summary=f"{answer.standalone_question.strip()} {answer.answer} "
+                                       f"(computed from the tables: {said})"[:240])
+
+
+def _validate(answer, question_vector, ctx: ToolContext) -> "Verdict | Lesson":
+    """The LLM's verdict on an answer that rests on a model's reading, or a skipped Lesson."""
     evidence = [f"{step['tool']}({step['input']}): {step['observation'][:_EVIDENCE_CHARS]}"
                 for step in answer.evidence]
     # Fine segments only: a whole-video summary ("8 people appear") reads to a small model as
@@ -78,31 +163,29 @@ def learn(answer, task_type: str, question_vector, store: MemoryStore, ctx: Tool
     evidence += [f"earlier checked fact: {r['text']}" for r in answer.memory.get("replayed", [])
                  if r["kind"] == "semantic"]
     try:
-        verdict = ctx.complete(prompts.validate_messages(answer.standalone_question, answer.answer,
-                                                         evidence),
-                               response_model=Verdict, max_tokens=160).parsed
+        return ctx.complete(prompts.validate_messages(answer.standalone_question, answer.answer,
+                                                      evidence),
+                            response_model=Verdict, max_tokens=160).parsed
     except LLMError as e:
         return Lesson(verdict="skipped", reason=f"validation failed: {e}")
-    if not verdict.valid or not verdict.summary.strip():
-        return Lesson(verdict="invalid", reason=verdict.reason)
-    lesson = Lesson(verdict="valid", reason=verdict.reason)
-    lesson.entry_id, lesson.merged = _keep_fact(answer, verdict, question_vector, store)
-    steps = workflow_of(answer.evidence)
-    if steps:  # an answer straight from replayed facts has no tool plan to teach
-        lesson.workflow_id = store.add("procedural", {
-            "video_id": answer.video_id, "question": answer.standalone_question,
-            "text": render_workflow(steps), "answer": answer.answer, "task_type": task_type,
-            "workflow": json.dumps(steps)}, question_vector)
-        lesson.pattern_refreshed = _refresh_pattern(task_type, store, ctx)
-    return lesson
 
 
-def _keep_fact(answer, verdict: Verdict, question_vector, store: MemoryStore) -> tuple[str, bool]:
-    same = store.search(kind="semantic", video_id=answer.video_id, k=1,
-                        min_similarity=DUPLICATE_SIMILARITY, vector=question_vector)
+def _keep_fact(answer, verdict: Verdict, computed: tuple[bool, dict] | None, question_vector,
+               store: MemoryStore, ctx: ToolContext) -> tuple[str, bool]:
+    duration = ctx.tables().duration
+    asked = Asked.from_json((answer.memory or {}).get("asked") or "") or \
+        fact_asked({"question": answer.standalone_question}, duration)
+    # Near-duplicate questions about another time (or other words, other ids) are other facts.
+    same = [f for f in store.search(kind="semantic", video_id=answer.video_id, k=5,
+                                    min_similarity=DUPLICATE_SIMILARITY, vector=question_vector)
+            if fact_asked(f, duration).same(asked)]
+    step = computed[1] if computed else {}
+    query = ({**_portable(step["query"]), "tool": step["tool"], "value": step["value"]}
+             if step.get("query") else {})
     values = {"question": answer.standalone_question, "answer": answer.answer,
               "text": verdict.summary.strip(), "times": [float(t) for t in answer.times],
-              "verdict": verdict.reason}
+              "verdict": verdict.reason, "asked": asked.to_json(),
+              "query": json.dumps(query) if query else ""}
     if same:
         # The newer check wins: it saw the same question with the memory as it is now.
         store.update("semantic", same[0]["id"], {**values, "support": same[0]["support"] + 1})

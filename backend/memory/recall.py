@@ -3,7 +3,8 @@
 Semantic entries (this video's checked facts) and procedural entries (tool plans from any video)
 are found by the similarity of their stored question to the new one, at least
 `replay_min_similarity`; the decision pattern of the question's task type comes with them.
-Every replayed entry's count goes up by one.
+Every replayed entry's count goes up by one. A fact is replayed only to a question about the
+same time, words and objects (`fits`): a count at 0.5 s says nothing about 2.0 s.
 
 The LLM's rating P(q) and task type cost one call, and they only decide how many of the
 candidates above the threshold are kept (k is 1 to 5) and which pattern comes along. So the
@@ -46,11 +47,24 @@ class Recall:
     k_p: int
     task_type: str
     replayed: list[dict] = field(default_factory=list)
-    context: str = ""
     rated: bool = True          # False: P(q) could not change the replay, so it was not asked
+    facts: list[dict] = field(default_factory=list)   # the replayed entries as stored
+    plans: list[dict] = field(default_factory=list)
+    pattern: dict | None = None
+    contradicted: list[str] = field(default_factory=list)  # facts the tables disagreed with
+
+    @property
+    def context(self) -> str:
+        return prompts.memory_context(self.facts, self.plans, self.pattern)
+
+    def drop(self, fact_ids: list[str]) -> None:
+        """Stop replaying facts the tables contradict: the planner must not read them."""
+        self.contradicted += fact_ids
+        self.facts = [f for f in self.facts if f["id"] not in fact_ids]
+        self.replayed = [r for r in self.replayed if r["id"] not in fact_ids]
 
     def trace(self) -> dict:
-        shown = {k: v for k, v in asdict(self).items() if k != "context"}
+        shown = {k: v for k, v in asdict(self).items() if k not in ("facts", "plans", "pattern")}
         shown.update(p=round(self.p, 3), e=round(self.e, 3), complexity=round(self.complexity, 3))
         return shown
 
@@ -66,16 +80,20 @@ def assess(question: str, ctx: ToolContext) -> Assessment:
 
 
 _K_MAX = 5  # replay_k's largest k
+_FACT_CANDIDATES = 20
 
 
 def recall(question: str, question_vector: np.ndarray, video_id: str, store: MemoryStore,
            options: MemoryOptions, rate: Callable[[], Assessment], min_similarity: float,
-           always_rate: bool = False) -> Recall:
-    """rate: the LLM's rating, called only when it can change the replay (or always_rate)."""
+           always_rate: bool = False, fits: Callable[[dict], bool] = lambda fact: True) -> Recall:
+    """rate: the LLM's rating, called only when it can change the replay (or always_rate);
+    fits: whether a fact is about what this question names (its time, words, objects)."""
     facts = plans = []
     if options.semantic:
-        facts = store.search(kind="semantic", video_id=video_id, k=_K_MAX,
-                             min_similarity=min_similarity, vector=question_vector)
+        # Facts about other times of the same need are as similar as the right one: look deeper.
+        facts = [f for f in store.search(kind="semantic", video_id=video_id, k=_FACT_CANDIDATES,
+                                         min_similarity=min_similarity, vector=question_vector)
+                 if fits(f)][:_K_MAX]
     if options.procedural:
         plans = store.search(kind="procedural", k=_K_MAX, min_similarity=min_similarity,
                              vector=question_vector)
@@ -94,7 +112,7 @@ def recall(question: str, question_vector: np.ndarray, video_id: str, store: Mem
     store.count_replays(replayed)
     return Recall(p=assessment.complexity, e=e, complexity=c, k_s=k_s, k_p=k_p,
                   task_type=assessment.task_type if rated else "", replayed=replayed,
-                  context=prompts.memory_context(facts, plans, pattern), rated=rated)
+                  rated=rated, facts=facts, plans=plans, pattern=pattern)
 
 
 def _replayed(hit: dict) -> dict:
@@ -102,4 +120,5 @@ def _replayed(hit: dict) -> dict:
     return {"id": hit["id"], "kind": hit["kind"], "text": hit["text"],
             "question": hit.get("question", ""),
             "similarity": None if similarity is None else round(float(similarity), 3),
-            "video_id": hit.get("video_id", ""), "times": list(hit.get("times") or [])}
+            "video_id": hit.get("video_id", ""), "times": list(hit.get("times") or []),
+            "answer": hit.get("answer", "")}

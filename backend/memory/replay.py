@@ -20,7 +20,10 @@ K_MIN, K_MAX = 1, 5
 
 @dataclass(frozen=True)
 class MemoryOptions:
-    """Which memories one answer replays and whether it learns; fixed_k = (k_s, k_p) overrides C(q)."""
+    """Which memories one answer replays and whether it learns; fixed_k = (k_s, k_p) overrides C(q).
+
+    Learning writes only the kinds that are replayed: a fact nobody reads, or a workflow, would
+    cost learning's LLM calls for nothing."""
 
     semantic: bool = True
     procedural: bool = True
@@ -30,6 +33,14 @@ class MemoryOptions:
     @classmethod
     def off(cls) -> "MemoryOptions":
         return cls(semantic=False, procedural=False, learn=False)
+
+    @property
+    def learns_facts(self) -> bool:
+        return self.learn and self.semantic
+
+    @property
+    def learns_workflows(self) -> bool:
+        return self.learn and self.procedural
 
     @property
     def enabled(self) -> bool:

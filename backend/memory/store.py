@@ -48,12 +48,20 @@ def _schema(kind: str, dim: int) -> pa.Schema:
               pa.field("created_at", pa.string()), pa.field("updated_at", pa.string())]
     extra = {
         "semantic": [pa.field("answer", pa.string()), pa.field("times", pa.list_(pa.float64())),
-                     pa.field("verdict", pa.string()), pa.field("support", pa.int64())],
+                     pa.field("verdict", pa.string()), pa.field("support", pa.int64()),
+                     *_ADDED["semantic"]],
         "procedural": [pa.field("answer", pa.string()), pa.field("task_type", pa.string()),
                        pa.field("workflow", pa.string())],
         "pattern": [pa.field("task_type", pa.string()), pa.field("n_workflows", pa.int64())],
     }[kind]
     return pa.schema(common + extra + [pa.field("vector", pa.list_(pa.float32(), dim))])
+
+
+# Columns added after memory folders were first written: a table without them gains them, empty,
+# the first time it is written to (reading never changes a folder).
+# semantic.asked: the time, quoted words and ids the question named (JSON, reuse.Asked);
+# semantic.query: the typed query that computed the answer, with its value (JSON), or ''.
+_ADDED = {"semantic": [pa.field("asked", pa.string()), pa.field("query", pa.string())]}
 
 
 def episodic_id(video_id: str, scale: str, t_start: float) -> str:
@@ -90,11 +98,14 @@ class MemoryStore:
         if create_dim is None and not (self.path / "memory.lance").is_dir():
             return None  # nothing stored yet; reading must not create the folder
         try:
-            return self._db.open_table(name)
+            table = self._db.open_table(name)
         except ValueError:  # not created yet: no entry of this kind was ever stored
             if create_dim is None:
                 return None
-        return self._db.create_table(name, schema=_schema(kind, create_dim), exist_ok=True)
+            return self._db.create_table(name, schema=_schema(kind, create_dim), exist_ok=True)
+        if create_dim is not None:
+            _add_missing_columns(table, kind)
+        return table
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if self._embed is None:
@@ -118,7 +129,9 @@ class MemoryStore:
 
     def update(self, kind: str, entry_id: str, values: dict) -> None:
         with self._lock:
-            self._table(kind).update(where=_id_filter(entry_id), values={**values, "updated_at": _now()})
+            table = self._table(kind)
+            _add_missing_columns(table, kind)
+            table.update(where=_id_filter(entry_id), values={**values, "updated_at": _now()})
 
     def upsert_pattern(self, task_type: str, text: str, n_workflows: int) -> str:
         entry_id = f"pattern-{task_type}"
@@ -284,7 +297,8 @@ class MemoryStore:
         row = {k: v for k, v in row.items() if k not in ("vector", "_distance")}
         if "workflow" in row:
             row["workflow"] = json.loads(row["workflow"] or "[]")
-        return {"kind": kind, "answer": "", "task_type": "", "times": [], **row}
+        added = dict.fromkeys((f.name for f in _ADDED.get(kind, [])), "")  # rows older than them
+        return {"kind": kind, "answer": "", "task_type": "", "times": [], **added, **row}
 
     def _episodic_rows(self, video_id: str) -> list[dict]:
         folder = Library(self.settings.home).get(video_id).folder
@@ -318,6 +332,12 @@ def _episodic_video_id(entry_id: str) -> str:
                          "episodic:<video_id>:<scale>:<start seconds>, as `memory list "
                          "--type episodic --video VIDEO_ID` prints them.")
     return parts[1]
+
+
+def _add_missing_columns(table, kind: str) -> None:
+    missing = [f.name for f in _ADDED.get(kind, []) if f.name not in table.schema.names]
+    if missing:
+        table.add_columns({name: "''" for name in missing})
 
 
 def _quote(value: str) -> str:
