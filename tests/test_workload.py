@@ -246,3 +246,18 @@ def test_bench_memory_figures_jsonl_chart_and_rebuild(tmp_path, monkeypatch, cap
     printed = capsys.readouterr().out
     assert all(name in printed for name in ("off", "semantic", "both")) and "1.0x" in printed
     assert cli.main(["bench", "memory", "--configs", "off,sometimes", "--json"]) == 2
+
+    # The figures as a section of docs/EVALUATION.md: eval-report includes a folder's section.md.
+    from backend.evaluation.report import evaluation_markdown
+
+    folder = tmp_path / "memory-run"
+    folder.mkdir()
+    assert cli.main(["bench", "memory", "--from-jsonl", str(jsonl), "--quiet",
+                     "--markdown", str(folder / "section.md")]) == 0
+    (folder / "notes.md").write_text("### Notes\n\nwhat the run showed", encoding="utf-8")
+    report = evaluation_markdown([folder], "python -m backend eval-report ...",
+                                 tmp_path / "EVALUATION.md")
+    rows = [line for line in report.splitlines() if line.startswith("| ")]
+    assert [r.split(" | ")[0] for r in rows[1:]] == ["| off", "| semantic", "| both"]
+    assert rows[3].endswith("| 1 | 1.0x |")  # both: one wrong fact, calls as off in the 2nd half
+    assert report.rstrip().endswith("what the run showed")

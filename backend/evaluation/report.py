@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from pathlib import Path
 
 from backend.errors import InputError, NotFoundError
@@ -230,6 +231,15 @@ def _ablation_section(folder: Path, output: Path) -> str:
     return "\n".join(parts + (["", notes] if notes else []))
 
 
+def _written_section(folder: Path, output: Path) -> str:
+    """A folder's `section.md`, its images linked from where `output` is, then its notes."""
+    text = (folder / "section.md").read_text(encoding="utf-8").strip()
+    text = re.sub(r"!\[([^\]]*)\]\(([^)/]+)\)",
+                  lambda m: f"![{m.group(1)}]({_relative(folder / m.group(2), output)})", text)
+    notes = _notes(folder)
+    return "\n".join([text] + (["", notes] if notes else []))
+
+
 def _relative(path: Path, output: Path) -> str:
     return os.path.relpath(path.resolve(), output.resolve().parent)
 
@@ -266,6 +276,10 @@ def evaluation_markdown(folders: list[Path], command: str, output: Path) -> str:
     sections = [INTRO.format(command=command).rstrip()]
     for folder in folders:
         folder = Path(folder)
-        sections.append(_ablation_section(folder, output) if (folder / "ablation.json").is_file()
-                        else _run_section(folder, output))
+        if (folder / "section.md").is_file():  # figures another command wrote (bench memory)
+            sections.append(_written_section(folder, output))
+        elif (folder / "ablation.json").is_file():
+            sections.append(_ablation_section(folder, output))
+        else:
+            sections.append(_run_section(folder, output))
     return "\n\n".join(sections) + "\n"

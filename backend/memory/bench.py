@@ -189,6 +189,34 @@ def summarise(records: list[dict], questions: str | None = None, jsonl: str | No
             "configs": summary, "chart": write_chart(records, chart) if chart else None}
 
 
+def summary_markdown(summary: dict) -> str:
+    """The figures as a markdown table, whole run | second half, for docs/EVALUATION.md (the
+    report includes a folder's `section.md`)."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.0f} %"
+
+    lines = ["## Memory over a question workload (bench memory)", "",
+             f"{summary['answers']} questions per configuration, asked in one order. Per answer; "
+             "LLM calls and prompt tokens include learning's. Each cell: whole run | second half.",
+             "", "| memory | accuracy | accuracy, external truth | LLM calls | prompt tokens | "
+             "seconds | replayed | fact / plan decided | wrong facts | calls vs off, 2nd half |",
+             "|---|---|---|---|---|---|---:|---:|---:|---:|"]
+    for name, c in summary["configs"].items():
+        w, h = c["whole"], c["second_half"]
+        ratio = "-" if c["calls_vs_off_second_half"] is None else f"{c['calls_vs_off_second_half']}x"
+        lines.append(
+            f"| {name} | {pct(w['accuracy'])} \\| {pct(h['accuracy'])} | "
+            f"{pct(w['external_accuracy'])} ({w['external_correct']}/{w['external']}) \\| "
+            f"{pct(h['external_accuracy'])} ({h['external_correct']}/{h['external']}) | "
+            f"{w['llm_calls']} \\| {h['llm_calls']} | {w['prompt_tokens']:.0f} \\| "
+            f"{h['prompt_tokens']:.0f} | {w['seconds']:.1f} \\| {h['seconds']:.1f} | "
+            f"{c['replayed_per_answer']} | {c['fact_decided']} / {c.get('plan_decided', 0)} | "
+            f"{c['wrong_facts']} | {ratio} |")
+    if summary.get("chart") and summary["chart"].get("png"):
+        lines += ["", f"![LLM calls per answer]({Path(summary['chart']['png']).name})"]
+    return "\n".join(lines) + "\n"
+
+
 def write_chart(records: list[dict], path: Path) -> dict:
     """LLM calls per answer (answering + learning) against the question's place in the run, one
     line per configuration, above the calls so far."""
