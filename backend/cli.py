@@ -164,9 +164,14 @@ def _bench_memory(args, settings) -> dict:
     if args.from_jsonl:
         summary = bench.summarise(bench.read_jsonl(Path(args.from_jsonl)), jsonl=args.from_jsonl,
                                   chart=chart)
-        if args.markdown:
-            Path(args.markdown).write_text(bench.summary_markdown(summary), encoding="utf-8")
-        return summary
+    else:
+        summary = _run_memory_bench(args, settings, bench, chart)
+    if args.markdown:
+        Path(args.markdown).write_text(bench.summary_markdown(summary), encoding="utf-8")
+    return summary
+
+
+def _run_memory_bench(args, settings, bench, chart: Path | None) -> dict:
     bar = tqdm(desc="answers", unit="answer", file=sys.stderr, disable=args.json or args.quiet)
 
     def show(record: dict, total: int) -> None:
@@ -587,8 +592,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--jsonl", help="write one line per answer per configuration, as it goes")
     b.add_argument("--chart", help="plotly chart of calls per answer against question index (.html)")
     b.add_argument("--markdown", metavar="FILE",
-                   help="with --from-jsonl: also write the figures as a markdown table "
-                        "(a section.md for eval-report)")
+                   help="also write the figures as a markdown table (a section.md for "
+                        "eval-report)")
     b.add_argument("--from-jsonl", metavar="FILE",
                    help="re-make the summary (and --chart) from a kept --jsonl file; asks nothing")
     b.set_defaults(run=_bench_memory)
