@@ -119,6 +119,40 @@ def test_replay_threshold_counts_and_restart(ingested, memory_settings):
     assert sum(counts.values()) == 2
 
 
+def test_the_rating_is_asked_for_only_where_it_can_change_the_replay(memory_settings):
+    """P(q) weighs 0.03 in C(q): it can change k only near a rounding boundary. The decision
+    pattern then follows the most similar replayed workflow's task type, with no rating call."""
+    store = MemoryStore(memory_settings)
+    for question, task_type in (("when does the first person leave the picture", "temporal"),
+                                ("at what time does the first person walk out of view", "temporal")):
+        store.add("procedural", {"video_id": "v", "question": question, "answer": "2.0 s",
+                                 "text": "When(first person leaves) -> Answer",
+                                 "task_type": task_type, "workflow": "[]"},
+                  store.embed([question])[0])
+    store.upsert_pattern("temporal", "temporal: ask When first, then answer", 6)
+    store.upsert_pattern("descriptive", "descriptive: ask Count first, then answer", 6)
+    asked = []
+
+    def rate() -> Assessment:
+        asked.append(1)
+        return Assessment(task_type="descriptive", complexity=1.0)
+
+    def run(question: str):
+        return recall(question, store.embed([question])[0], "v", store, MemoryOptions(), rate,
+                      min_similarity=0.3)
+
+    short = "when does the first person leave"  # 3 keywords: k is 3 whatever P(q) is
+    assert replay_k(complexity(0.0, keyword_entropy(short))) == \
+        replay_k(complexity(1.0, keyword_entropy(short)))
+    got = run(short)
+    assert asked == [] and not got.rated and len(got.plans) == 2
+    assert got.pattern["task_type"] == "temporal"
+    # 8 different keywords: E(q) = 3 bits, k = 4 at P = 0 but 5 at P = 1, so P(q) is asked.
+    long = "when does the first tall person leave through the left gate near bicycles"
+    assert keyword_entropy(long) == 3.0
+    assert run(long).rated and asked == [1]
+
+
 def _env(settings) -> dict:
     import os
 

@@ -98,14 +98,19 @@ def recall(question: str, question_vector: np.ndarray, video_id: str, store: Mem
         plans = store.search(kind="procedural", k=_K_MAX, min_similarity=min_similarity,
                              vector=question_vector)
     patterns = options.procedural and store.count("pattern") > 0
-    choices = not options.fixed_k and (len(facts) > 1 or len(plans) > 1)
-    rated = always_rate or patterns or choices
-    assessment = rate() if rated else Assessment(task_type="descriptive", complexity=0.0)
     e = keyword_entropy(question)
+    # P(q) weighs ALPHA in C(q): the rating is asked for only where it can change k.
+    choices = not options.fixed_k and (len(facts) > 1 or len(plans) > 1) and \
+        replay_k(complexity(0.0, e)) != replay_k(complexity(1.0, e))
+    # The task type that picks the decision pattern: the most similar validated workflow's,
+    # where one is replayed, else the rating's.
+    nearest_type = plans[0].get("task_type", "") if plans else ""
+    rated = always_rate or choices or (patterns and not nearest_type)
+    assessment = rate() if rated else Assessment(task_type="descriptive", complexity=0.0)
     c = complexity(assessment.complexity, e)
     k_s, k_p = options.fixed_k or (replay_k(c), replay_k(c))
     facts, plans = facts[:k_s], plans[:k_p]
-    pattern = store.pattern(assessment.task_type) if patterns else None
+    pattern = store.pattern(nearest_type or assessment.task_type) if patterns else None
     replayed = [_replayed(h) for h in facts + plans]
     if pattern:
         replayed.append(_replayed({**pattern, "similarity": None}))
