@@ -116,6 +116,13 @@ def direction_words(action: str) -> str:
     return DIRECTION_WORDS.get((action or "").strip(), (action or "").strip())
 
 
+def directions(action: str) -> list[str]:
+    """The direction phrases of an instance's action in a question's words, without the
+    posture and facing that follow them after a comma ('moves left to right, standing')."""
+    moving = (action or "seen briefly").split(", ")[0]
+    return [direction_words(phrase) for phrase in moving.split(" and ")]
+
+
 def body(points: list[TrackPoint]) -> str:
     """Posture, facing and raised arms over the poses read, in time order, e.g. 'standing then
     sitting, back to the camera then facing the camera'; '' when no pose was read."""

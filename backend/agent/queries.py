@@ -463,12 +463,12 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
         r = rows[0]
         path = _path(tables, r["id"])
         return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
-                      value=describe.direction_words(r["action"]), sql=sql, rows=rows,
+                      value=" and ".join(describe.directions(r["action"])), sql=sql, rows=rows,
                       times=[r["first_seen"]], instance_ids=[r["id"]])
     tally: dict[str, list[int]] = {}
     for r in rows:
-        for phrase in (r["action"] or "seen briefly").split(" and "):
-            tally.setdefault(describe.direction_words(phrase), []).append(r["id"])
+        for direction in describe.directions(r["action"]):
+            tally.setdefault(direction, []).append(r["id"])
     ranked = sorted(tally.items(), key=lambda kv: -len(kv[1]))
     parts = "; ".join(f"{len(ids)} {d} ({_ids(ids[:8])})" for d, ids in ranked)
     most = ranked[0]
