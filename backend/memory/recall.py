@@ -8,9 +8,11 @@ same time, words and objects (`fits`): a count at 0.5 s says nothing about 2.0 s
 
 The LLM's rating P(q) and task type cost one call, and they only decide how many of the
 candidates above the threshold are kept (k is 1 to 5) and which pattern comes along. So the
-call is made only when that can change what is replayed: more than one candidate in a memory,
-or a decision pattern to choose. Otherwise C(q) is computed with P(q) = 0 and the trace says
-the rating was not needed; learning rates the question after the answer, off the answer's path.
+call is made only when that can change what is replayed: more than one candidate in a memory
+and a k that P(q) can move (it weighs ALPHA = 0.03 in C(q), so only near a rounding boundary),
+or a decision pattern to choose with no replayed workflow whose task type picks it. Otherwise
+C(q) is computed with P(q) = 0 and the trace says the rating was not needed; learning rates
+the question after the answer, off the answer's path, when it stores a workflow.
 """
 
 from __future__ import annotations
