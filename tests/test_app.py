@@ -117,7 +117,8 @@ def test_parallel_questions_share_the_server_without_lock_errors(server, client)
     answers = [job.result(timeout=900) for job in jobs]
     assert [a["question"] for a in answers] == questions
     for a in answers:
-        assert a["usage"]["llm_calls"] >= 2, a["answer"]
+        # The planner ran (a memory the earlier tests left may answer with no LLM call at all).
+        assert a["tree"], a["answer"]
         # The 0.5B model may fail a question on its own; neither may fail on a locked database.
         said = " ".join([a["answer"]] + [f"{n.get('observation')} {n.get('failure')}" for n in a["tree"]])
         assert "locked" not in said.lower() and "busy" not in said.lower(), said

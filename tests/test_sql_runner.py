@@ -102,7 +102,7 @@ _BIG = "WITH a(s) AS (SELECT replace(hex(zeroblob(400000)), '0', 'a')) "  # 800 
     ("SELECT zeroblob(999999), zeroblob(999999), zeroblob(999999) FROM "
      "(WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 100) SELECT x FROM n)",
      "larger than"),
-    ("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 3000000) "
+    ("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 30000000) "
      "SELECT x FROM n ORDER BY randomblob(16) LIMIT 1", "longer than"),
     ("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 1000) "
      "SELECT count(*) FROM n AS a, n AS b, n AS c", "longer than"),
