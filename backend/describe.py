@@ -103,24 +103,37 @@ def motion(points: list[TrackPoint]) -> str:
     return " and ".join(phrases)
 
 
-# What `motion` writes, in the shorter words a question uses ("which way do they go").
-DIRECTION_WORDS = {"moves left to right": "left to right", "moves right to left": "right to left",
-                   "moves up the frame": "up the frame", "moves down the frame": "down the frame",
-                   "comes towards the camera": "towards the camera",
-                   "goes away from the camera": "away from the camera",
-                   "stays in place": "stay in place", "seen briefly": "seen too briefly to tell"}
+# `motion`'s phrases without a way to go, in a question's words; a way to go ("moves ...",
+# "comes ...", "goes ...") is said without its verb.
+_STILL_WORDS = {"stays in place": "stay in place", "seen briefly": "seen too briefly to tell"}
 
 
-def direction_words(action: str) -> str:
-    """One of `motion`'s phrases in a question's words; anything else as it is."""
-    return DIRECTION_WORDS.get((action or "").strip(), (action or "").strip())
+def direction_words(phrase: str) -> str:
+    """One of `motion`'s phrases in the shorter words a question uses ("which way do they go")."""
+    phrase = (phrase or "").strip()
+    verb, _, way = phrase.partition(" ")
+    return _STILL_WORDS.get(phrase) or (way if verb in ("moves", "comes", "goes") and way else phrase)
 
 
 def directions(action: str) -> list[str]:
     """The direction phrases of an instance's action in a question's words, without the
-    posture and facing that follow them after a comma ('moves left to right, standing')."""
+    posture and facing that follow them after a comma (`motion`, then `body`)."""
     moving = (action or "seen briefly").split(", ")[0]
     return [direction_words(phrase) for phrase in moving.split(" and ")]
+
+
+def direction_of(start: tuple[float, float, float], end: tuple[float, float, float]) -> str:
+    """The direction words `motion` gives a track going from `start` to `end`, each (cx, cy, h)."""
+    return " and ".join(directions(motion([TrackPoint(0.0, *start), TrackPoint(1.0, *end)])))
+
+
+# Every way `motion` can name a track going, in a question's words (the options of a direction
+# question), asked of `motion` itself so its words live in one place.
+WAYS = [direction_of(start, end) for start, end in (
+    ((0.25, 0.5, 0.3), (0.75, 0.5, 0.3)), ((0.75, 0.5, 0.3), (0.25, 0.5, 0.3)),
+    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.6)), ((0.5, 0.5, 0.3), (0.5, 0.5, 0.15)),
+    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.3)))]
+RIGHTWARDS, LEFTWARDS = WAYS[:2]
 
 
 def body(points: list[TrackPoint]) -> str:
@@ -147,7 +160,8 @@ def _steady(values: list[str]) -> list[str]:
 
 
 def where(point: TrackPoint) -> str:
-    """A place on screen in words: 'top left', 'bottom centre', 'centre', ..."""
+    """A place on screen in words: a third of the height, then of the width ('bottom centre'),
+    or 'centre'."""
     horizontal = "left" if point.cx < 1 / 3 else "right" if point.cx > 2 / 3 else "centre"
     vertical = "top" if point.cy < 1 / 3 else "bottom" if point.cy > 2 / 3 else "middle"
     return "centre" if (horizontal, vertical) == ("centre", "middle") else f"{vertical} {horizontal}"

@@ -21,8 +21,8 @@ instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_fram
   -- one row per tracked object (space-dominant memory); ids are 1..K in order of appearance;
   -- category e.g. 'person', or 'moving object' (anything that moved in front of a static
   -- camera: appearance gives its measured size, colour and shape); action describes its
-  -- motion and, for people, posture and facing, e.g. 'moves left to right, standing, side-on
-  -- to the camera'.
+  -- motion and, for people, posture and facing, e.g. 'moves down the frame, sitting, back to
+  -- the camera'.
 detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
            confidence REAL, posture TEXT, arm_raised INTEGER, facing TEXT)
   -- one row per instance per sampled frame: its trajectory (confidence 0: the box is

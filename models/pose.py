@@ -99,7 +99,7 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def classify(kp: np.ndarray) -> Pose:
-    """Posture, raised arm and facing from one person's (17, 3) keypoints."""
+    """Posture, raised arm and facing from a single person's (17, 3) keypoints."""
     return Pose(posture=posture(kp), arm_raised=arm_raised(kp), facing=facing(kp))
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Pose:
-    """What body keypoints say about one person in one frame; None where they could not tell."""
+    """What body keypoints say about a single person in a frame; None where they could not tell."""
 
     posture: str | None = None  # standing, sitting, bending or lying
     arm_raised: bool | None = None

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from backend import describe
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import tracking
@@ -110,9 +111,8 @@ _AT_SECONDS = ["at {n} {unit}", "{n} {unit} into the video", "at the {n} second 
                "when the clip is at {n} s"]
 _AT_START = ["at the start", "in the first frame", "at the very beginning"]
 _AT_END = ["at the end", "in the last frame", "at the very end"]
-# The agent's own words for directions (describe.DIRECTION_WORDS), so a computed one can match.
-DIRECTIONS = ["left to right", "right to left", "towards the camera", "away from the camera",
-              "stay in place"]
+# The agent's own words for directions (what `describe.motion` writes), so a computed one matches.
+DIRECTIONS = describe.WAYS
 _PEOPLE = {"things": "people", "thing": "person"}
 _MOVING = {"things": "moving objects", "thing": "moving object"}
 _WORD = re.compile(r"[^\w'-]")
@@ -250,14 +250,16 @@ def ground_truth_samplers(sequence: tracking.Sequence) -> dict[str, Sampler]:
 
 
 def dominant_direction(lives: dict[int, list[tuple[int, tracking.Box]]]) -> str | None:
-    """'left to right' or 'right to left' when at least two thirds of the identities cross that
-    way (box centre moving by more than the box's mean width); else None, as no answer is clear."""
+    """The sideways direction (in `describe`'s words) when at least two thirds of the identities
+    cross the picture that way (box centre moving by more than the box's mean width); else None,
+    as no answer is clear."""
     ways = Counter()
     for life in lives.values():
         (_, a), (_, b) = life[0], life[-1]
         shift = (b[0] + b[2] - a[0] - a[2]) / 2
         width = sum(box[2] - box[0] for _, box in life) / len(life)
-        ways["left to right" if shift > width else "right to left" if shift < -width else ""] += 1
+        ways[describe.RIGHTWARDS if shift > width else describe.LEFTWARDS if shift < -width
+             else ""] += 1
     way, n = max(((w, n) for w, n in ways.items() if w), key=lambda x: x[1], default=("", 0))
     return way if n >= 2 and n * 3 >= 2 * len(lives) else None
 
