@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from backend.agent.ask import Answer, ask
+from backend.ask import Answer, ask
 from backend.config import Settings
 from backend.errors import InputError
 from backend.ingest import STAGES, IngestResult, check_upload, ingest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from backend.agent.ask import check_llm
+from backend.ask import check_llm
 from backend.config import Settings
 from backend.errors import InputError
 

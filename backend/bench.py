@@ -179,14 +179,6 @@ def _median(values: list[float]) -> float:
     return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 2)
 
 
-def read_questions(path: Path) -> list[dict]:
-    """Multiple-choice rows of a question file (any layout backend.evaluation reads) as dicts."""
-    from backend.evaluation.questions import read_questions as read
-
-    return [{"video": q.video, "qid": q.qid, "type": q.type, "question": q.question,
-             "options": list(q.options), "answer": q.answer} for q in read(path) if q.options]
-
-
 def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
                 limit: int | None = None, agents: tuple[str, ...] = ("grounded", "sql"),
                 progress=print) -> dict:
@@ -197,16 +189,17 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     (and the embedded LLM server's start-up, done before the first question); learning's
     seconds are reported apart.
     """
-    from backend.agent.ask import ask
+    from backend.ask import ask
+    from backend.evaluation.questions import choice_rows
     from backend.ingest import ingest
 
     if unknown := [a for a in agents if a not in AGENTS]:
         raise InputError(f"Unknown agent {', '.join(unknown)}: choose from {', '.join(AGENTS)}.")
-    rows = read_questions(questions)[:limit]
+    rows = choice_rows(questions)[:limit]
     video_ids = {}
     for name in dict.fromkeys(r["video"] for r in rows):
         video_ids[name] = ingest(videos / name, settings).video_id
-    from backend.agent.ask import check_llm
+    from backend.ask import check_llm
 
     check_llm(settings)  # start the embedded server first: its start-up is no answer's time
     runs = {}

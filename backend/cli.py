@@ -79,7 +79,7 @@ def _sql(args, settings) -> dict:
 
 
 def _ask(args, settings) -> dict:
-    from backend.agent.ask import ask
+    from backend.ask import ask
     from backend.memory import sessions
     from backend.memory.replay import MemoryOptions
 
@@ -158,7 +158,7 @@ def _bench_agent(args, settings) -> dict:
 
 
 def _bench_memory(args, settings) -> dict:
-    from backend.memory import bench
+    from backend.evaluation import memory_bench as bench
 
     chart = Path(args.chart) if args.chart else None
     if args.from_jsonl:

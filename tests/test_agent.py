@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from pydantic import ValidationError
 
-from backend.agent.ask import ask
+from backend.ask import ask
 from backend.agent.tools import ToolContext, sub_task_tools
 from backend.library import Library, content_hash
 from backend.sql_runner import run_query

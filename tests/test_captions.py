@@ -138,7 +138,7 @@ def test_captions_reach_episodic_memory_at_every_scale(captioned):
 def test_an_answer_found_only_in_a_caption_has_it_in_its_evidence(captioned):
     """A scripted planner (the small real models rarely pick the timeline for a kind the detector
     cannot name): the real tool reads the real tables, and the caption is cited with its time."""
-    from backend.agent.ask import ask
+    from backend.ask import ask
 
     settings, entry, _ = captioned
     llm = ScriptedLLM([

@@ -6,7 +6,7 @@ import threading
 import time
 
 from app import chat
-from backend.agent.ask import Answer
+from backend.ask import Answer
 from backend.config import load
 
 

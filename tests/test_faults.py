@@ -31,7 +31,7 @@ import psutil
 import pytest
 import sqlite_utils
 
-from backend.agent.ask import ask
+from backend.ask import ask
 from backend.config import Settings
 from backend.errors import DiskFullError
 from backend.ingest import STAGES, ingest

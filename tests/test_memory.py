@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from backend.agent.ask import Answer, ask, llm_for
+from backend.ask import Answer, ask, llm_for
 from backend.agent.tools import ToolContext
 from backend.library import Library
 from backend.memory import learn as learning

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from backend.agent import queries
-from backend.agent.ask import Answer, ask
+from backend.ask import Answer, ask
 from backend.agent.tools import ToolContext
 from backend.library import Library
 from backend.memory import learn as learning

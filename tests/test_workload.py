@@ -23,7 +23,7 @@ from backend.agent.planner import option_for_value
 from backend.agent.queries import TypedQuery, VideoTables, run
 from backend.agent.timephrases import resolve
 from backend.evaluation import questions, workload
-from backend.memory import bench
+from backend.evaluation import memory_bench as bench
 from tests.conftest import VIDEOS, clip
 
 TUD = ["mot15_TUD-Campus.mp4", "mot15_TUD-Stadtmitte.mp4"]

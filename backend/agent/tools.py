@@ -17,7 +17,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Protocol
+from typing import Callable, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field, create_model
@@ -27,9 +27,6 @@ from backend.agent import prompts, queries
 from backend.errors import QueryError
 from backend.sql_runner import run_query
 from models.llm import ChatModel, LLMError, Reply, Usage
-
-if TYPE_CHECKING:
-    from backend.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +305,17 @@ class SqlSubTaskTool:
         return ctx.complete(messages, response_model=model).parsed
 
 
+class MemorySearch(Protocol):
+    """What the Recall tool needs of the memory store (backend.memory.store.MemoryStore),
+    named here so the agent does not import the memory package, which builds on the agent."""
+
+    def search(self, text: str | None = None, kind: str | None = None,
+               video_id: str | None = None, k: int = 10, min_similarity: float | None = None,
+               vector=None, scale: str | None = None) -> list[dict]: ...
+
+    def count_replays(self, entries: list[dict]) -> None: ...
+
+
 class RecallChoice(BaseModel):
     enough: bool
     memory: Literal["episodic", "facts", "tables"]
@@ -324,7 +332,7 @@ class RecallTool:
     each later round the LLM picks the memory, scale and query from what was found so far.
     """
 
-    store: "MemoryStore"
+    store: "MemorySearch"
     name: str = "Recall"
     description: str = ("search the video's memories by meaning, as often as needed: descriptions "
                         "of time segments at several scales (seconds to the whole video) with "

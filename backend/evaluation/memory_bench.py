@@ -59,18 +59,18 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                  answer: Callable | None = None) -> dict:
     """progress(record, answers in all) after each answer; answer: `ask`'s stand-in for tests
     (same arguments), by default the real agent."""
-    from backend.bench import read_questions
+    from backend.evaluation.questions import choice_rows
     from backend.ingest import ingest
 
     configs = configs or list(CONFIGS)
-    rows = read_questions(questions)[:limit]
+    rows = choice_rows(questions)[:limit]
     if not rows:
         raise InputError(f"{questions} holds no multiple-choice question.")
     labels = question_labels(questions)
     video_ids = {name: ingest(videos / name, settings).video_id
                  for name in dict.fromkeys(r["video"] for r in rows)}
     if answer is None:
-        from backend.agent.ask import ask as answer, check_llm
+        from backend.ask import ask as answer, check_llm
 
         check_llm(settings)  # start the embedded server first: its start-up is no answer's time
     records = []
@@ -226,7 +226,7 @@ def write_chart(records: list[dict], path: Path) -> dict:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    from backend.evaluation.report import _save
+    from backend.evaluation.report import save_chart
 
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("LLM calls per answer (answering + learning)",
@@ -251,4 +251,4 @@ def write_chart(records: list[dict], path: Path) -> dict:
     fig.update_yaxes(title_text="calls", rangemode="tozero")
     fig.update_layout(title="Memory configurations over one question order",
                       template="plotly_white", width=900, height=640)
-    return _save(fig, Path(path).with_suffix(""))
+    return save_chart(fig, Path(path).with_suffix(""))

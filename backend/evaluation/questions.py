@@ -202,3 +202,10 @@ def resolve_video(name: str, videos: Path, video_map: dict[str, str] | None = No
     tried = ", ".join(f"{videos / s}.*" for s in stems)
     raise NotFoundError(f"no video file for '{name}' in {videos} (tried {exact}, {tried}); "
                         "give --video-map for files named otherwise.")
+
+
+def choice_rows(path: Path) -> list[dict]:
+    """The multiple-choice questions of a file, as the benches ask them."""
+    return [{"video": q.video, "qid": q.qid, "type": q.type, "question": q.question,
+             "options": list(q.options), "answer": q.answer} for q in read_questions(path)
+            if q.options]

@@ -80,7 +80,7 @@ def write_chart(summary: dict, out: Path, title: str | None = None) -> dict:
     fig.update_layout(title=title or f"Accuracy with 95% Wilson intervals: {_run_label(run)}",
                       yaxis={"title": "accuracy %", "range": [0, 100]}, xaxis={"title": "group"},
                       template="plotly_white", width=760, height=460)
-    return _save(fig, Path(out) / "chart")
+    return save_chart(fig, Path(out) / "chart")
 
 
 def write_ablation_chart(rows: list[dict], out: Path) -> dict:
@@ -97,10 +97,10 @@ def write_ablation_chart(rows: list[dict], out: Path) -> dict:
     fig.update_layout(title="Ablation: accuracy (all questions) with 95% Wilson intervals",
                       yaxis={"title": "accuracy %", "range": [0, 100]}, template="plotly_white",
                       width=900, height=480)
-    return _save(fig, Path(out) / "ablation")
+    return save_chart(fig, Path(out) / "ablation")
 
 
-def _save(fig, stem: Path) -> dict:
+def save_chart(fig, stem: Path) -> dict:
     html = stem.with_suffix(".html")
     fig.write_html(html, include_plotlyjs=True)    # self-contained: opens offline
     png, error = stem.with_suffix(".png"), None
@@ -145,10 +145,31 @@ def ablation_rows(folder: Path) -> tuple[list[dict], dict]:
 
 # --- docs/EVALUATION.md ----------------------------------------------------------------------
 
+RESULTS = "results.jsonl"  # one JSON record per answered question, in a run folder
+
+
+def load_results(path: Path) -> list[dict]:
+    """Records of a results file; a last line cut short by an interruption is dropped."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if text and not text.endswith("\n"):
+        log.warning("dropping an unfinished last line of %s", path)
+        lines = lines[:-1]
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path} line {number} is not JSON ({e}); fix or remove it.") from e
+    return records
+
+
+
 def load_run(folder: Path) -> dict:
     """A run folder's description and its summary, recomputed from results.jsonl."""
-    from backend.evaluation.runner import RESULTS, load_results
-
     folder = Path(folder)
     if not (folder / "run.json").is_file():
         raise NotFoundError(f"{folder} is not a run folder (no run.json).")

@@ -28,6 +28,7 @@ from typing import Callable
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import report
+from backend.evaluation.report import RESULTS, load_results
 from backend.evaluation.questions import Question, read_questions, read_video_map, resolve_video
 from backend.evaluation.scoring import group_of, open_ended_match, summarize
 from backend.memory.replay import MemoryOptions
@@ -35,9 +36,8 @@ from backend.memory.replay import MemoryOptions
 log = logging.getLogger(__name__)
 
 MEMORY_CHOICES = ("off", "semantic", "procedural", "all")
-RESULTS = "results.jsonl"
 
-# ask_fn has the signature of backend.agent.ask.ask and returns an object with as_dict();
+# ask_fn has the signature of backend.ask.ask and returns an object with as_dict();
 # ingest_fn(path, settings) returns the library's video id. Tests inject fakes.
 AskFn = Callable[..., object]
 IngestFn = Callable[[Path, Settings], str]
@@ -85,25 +85,6 @@ def ordered(questions: list[Question], seed: int, limit: int | None = None) -> l
     shuffled = list(questions)
     random.Random(seed).shuffle(shuffled)
     return shuffled[:limit] if limit is not None else shuffled
-
-
-def load_results(path: Path) -> list[dict]:
-    """Records of a results file; a last line cut short by an interruption is dropped."""
-    if not path.is_file():
-        return []
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    if text and not text.endswith("\n"):
-        log.warning("dropping an unfinished last line of %s", path)
-        lines = lines[:-1]
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path} line {number} is not JSON ({e}); fix or remove it.") from e
-    return records
 
 
 def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, config: RunConfig,
@@ -259,7 +240,7 @@ def _progress_line(position: int, total: int, r: dict) -> str:
 
 
 def _default_ask(*args, **kwargs):
-    from backend.agent.ask import ask
+    from backend.ask import ask
     return ask(*args, **kwargs)
 
 
