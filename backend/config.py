@@ -13,6 +13,8 @@ from pathlib import Path
 from backend.errors import SettingsError
 from models.detector_onnx import RUNTIMES as DETECTOR_RUNTIMES
 
+TRACKERS = ("ocsort", "bytetrack")  # MEMORYREEL_TRACKER's values (models/tracker.py)
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _TYPE_WORDS = {int: "a whole number", float: "a number",
@@ -113,6 +115,11 @@ class Settings:
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "
         "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error) "
         "or torch. Weights in another format (.onnx, .engine ...) run in their own runtime.")
+    tracker: str = _setting(
+        "MEMORYREEL_TRACKER", "ocsort", str,
+        "How detections are linked from frame to frame: ocsort (OC-SORT: a lost person's motion "
+        "direction is checked when they reappear, so people crossing in a group keep their ids "
+        "more often) or bytetrack (ByteTrack, the earlier default).")
     device: str = _setting("MEMORYREEL_DEVICE", "cpu", str, "Torch device: cpu, cuda, cuda:0 ...")
     min_track_seconds: float = _setting(
         "MEMORYREEL_MIN_TRACK_SECONDS", 0.5, float,
@@ -121,7 +128,8 @@ class Settings:
         "MEMORYREEL_FILL_GAP_SECONDS", 2.5, float,
         "An object unseen for at most this long between two sightings inside the picture "
         "(hidden behind another) is counted in view in between, its box interpolated "
-        "(confidence 0); 0 turns it off.")
+        "(confidence 0), unless its box changed height by more than 1.5x (someone else got "
+        "the id); 0 turns it off.")
 
     # --- speech, OCR, captions, embeddings ---
     asr_model: str = _setting(
@@ -254,7 +262,8 @@ def load() -> Settings:
 
 # Settings with a fixed set of values: a typo is refused at load, not deep inside a run.
 _CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "llama", "transformers"),
-            "llm_size": ("1.5b", "0.5b"), "detector_runtime": DETECTOR_RUNTIMES}
+            "llm_size": ("1.5b", "0.5b"), "detector_runtime": DETECTOR_RUNTIMES,
+            "tracker": TRACKERS}
 
 
 def _check_choices(settings: Settings) -> None:

@@ -93,7 +93,7 @@ class ModelSet:
     def tracker(self):
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
-                        s.detector_runtime, str(s.cache_dir), s.pose_enabled)
+                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker)
 
     @property
     def speech(self):
@@ -136,10 +136,10 @@ class ModelSet:
 
 @lru_cache(maxsize=2)
 def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
-             read_pose: bool):
+             read_pose: bool, association: str):
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
-                   cache_dir=cache_dir, read_pose=read_pose)
+                   cache_dir=cache_dir, read_pose=read_pose, association=association)
 
 
 @lru_cache(maxsize=1)

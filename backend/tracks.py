@@ -96,8 +96,14 @@ def _link_cost(a: _Tracklet, b: _Tracklet, max_gap_s: float, max_dist: float,
     return dist + 0.1 * gap
 
 
+# A person keeps roughly their apparent height over a short absence; a box re-found 1.5x taller or
+# shorter is someone else (linking and filling both refuse it).
+MAX_SIZE_RATIO = 1.5
+
+
 def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0.5, *,
-                 max_gap_s: float = 2.0, max_dist: float = 0.5, max_size_ratio: float = 1.5,
+                 max_gap_s: float = 2.0, max_dist: float = 0.5,
+                 max_size_ratio: float = MAX_SIZE_RATIO,
                  min_edge_hits: int = 2) -> dict[int, int]:
     """Merge fragmented tracks, drop short ones and renumber, for one video.
 
@@ -167,12 +173,16 @@ INTERPOLATED = 0.0  # the confidence of a box filled in by `fill_gaps`, never a 
 
 
 def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
-              size: tuple[int, int] | None = None) -> list[Frame]:
+              size: tuple[int, int] | None = None,
+              max_size_ratio: float = MAX_SIZE_RATIO) -> list[Frame]:
     """Frames with each object's box interpolated into the sampled frames of its gaps of at most
     `max_gap_s` (between two sightings of the same final id), confidence INTERPOLATED.
 
     With the frame `size` (width, height), a gap that starts or ends at the picture's edge is left
-    empty: the object may have stepped out of view, where nothing hid it.
+    empty: the object may have stepped out of view, where nothing hid it. A gap whose two boxes
+    differ in height by more than `max_size_ratio` is left empty too: the tracker re-found
+    someone else under the lost id (in a crowd, often a person who walked the other way), and
+    the boxes in between would be a person nobody saw.
     No overlap test: a hidden person's box lies largely on the one hiding it (leaving out filled
     boxes that overlap a seen one by IoU > 0.5 lost most of the gain on TUD-Stadtmitte)."""
     ordered = sorted(frames, key=lambda f: f[1])
@@ -187,12 +197,19 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
                 continue
             if size and (_at_edge(d0.box, size) or _at_edge(d1.box, size)):
                 continue
+            if _height_ratio(d0.box, d1.box) > max_size_ratio:
+                continue
             for p in range(p0 + 1, p1):
                 w = (ordered[p][1] - ordered[p0][1]) / (ordered[p1][1] - ordered[p0][1])
                 box = tuple(a + w * (b - a) for a, b in zip(d0.box, d1.box))
                 filled = replace(d0, box=box, confidence=INTERPOLATED, pose=None)
                 added.setdefault(p, []).append(filled)
     return [(i, t, dets + added.get(p, [])) for p, (i, t, dets) in enumerate(ordered)]
+
+
+def _height_ratio(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ha, hb = a[3] - a[1], b[3] - b[1]
+    return max(ha, hb) / max(min(ha, hb), 1e-9)
 
 
 def _at_edge(box: tuple[float, ...], size: tuple[int, int], margin: float = 0.01) -> bool:

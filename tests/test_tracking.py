@@ -91,6 +91,17 @@ def test_a_person_who_steps_out_at_the_edge_is_not_filled_in():
     assert [d.track_id for k in (4, 5, 6) for d in filled[k]] == [2, 2, 2]
 
 
+def test_a_gap_is_not_filled_with_someone_else():
+    # Id 1 is a near person (box 120 px tall) until 0.8 s; after 1 s without it, the tracker gives
+    # the id to a far person (70 px tall) walking the other way. Nobody walked in between: the
+    # gap stays empty. The same person, re-found at their own size, is filled as before.
+    near = [(k, det) for k, det in _walk(1, 0, 5, x0=200, h=120.0)]
+    far = [(k, det) for k, det in _walk(1, 10, 15, x0=260, vx=-10, h=70.0)]
+    same = [(k, det) for k, det in _walk(2, 0, 15, x0=400) if not 5 <= k < 10]
+    filled = {k: dets for k, _, dets in fill_gaps(_frames(near + far, same), 2.5, size=(640, 480))}
+    assert [d.track_id for k in range(5, 10) for d in filled[k]] == [2] * 5
+
+
 def test_edge_track_kept_and_renumbered_by_first_appearance():
     # A track cut by the start of the clip is kept even if shorter than min_seconds.
     edge = _walk(9, 0, 2, x0=300)
