@@ -314,7 +314,8 @@ class Planner:
         good = q.answered()
         answer, option, chosen = self._merge(q, good)
         if not good:
-            reasons = "; ".join(dict.fromkeys(q.nodes[i].failure for i in q.leaves)) or "no time left"
+            failures = dict.fromkeys(q.nodes[i].failure for i in q.leaves)
+            reasons = "; ".join(failures) or "no time left"
             answer = f"could not answer: {reasons}"
         return PlanResult(answer=answer, option=option, answered=bool(good), nodes=q.nodes,
                           chosen_leaves=chosen, usage=self.ctx.usage,
