@@ -190,7 +190,7 @@ def _memory(args, settings) -> dict:
 
 
 def _print_memory(payload: dict) -> None:
-    """Entries (list, search) one a few lines; show, delete and export stay JSON."""
+    """Entries (list, search), a few lines each; show, delete and export stay JSON."""
     if "entries" not in payload:
         _print_json(payload)
         return
