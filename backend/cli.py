@@ -55,6 +55,13 @@ def _ingest(args, settings) -> dict:
     return result.as_dict()
 
 
+def _print_ingest(payload: dict) -> None:
+    state = "already in the library" if payload["cached"] else "ingested"
+    print(f"{payload['name']}: {state} as {payload['video_id']}")
+    print("  rows: " + ", ".join(f"{k} {v}" for k, v in payload["counts"].items()))
+    print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in payload["seconds"].items()))
+
+
 def _info(args, settings) -> dict:
     from backend.library import Library
 
@@ -64,6 +71,17 @@ def _info(args, settings) -> dict:
     return {"home": str(settings.home.resolve()), "videos": [
         {"video_id": e.video_id, "name": e.name, "duration": round(e.duration, 2),
          "ingested_at": e.ingested_at} for e in library.list()]}
+
+
+def _print_info(payload: dict) -> None:
+    """The library, one video a line; one video's facts (`info VIDEO_ID`) stay JSON."""
+    if "videos" not in payload:
+        _print_json(payload)
+        return
+    if not payload["videos"]:
+        print(f"The library at {payload['home']} is empty. Add a video: python -m backend ingest PATH")
+    for v in payload["videos"]:
+        print(f"{v['video_id']}  {v['duration']:8.1f} s  {v['ingested_at']}  {v['name']}")
 
 
 def _sql(args, settings) -> dict:
@@ -76,6 +94,14 @@ def _sql(args, settings) -> dict:
     return {"video_id": entry.video_id, "columns": result.columns,
             "rows": [list(r) for r in result.rows], "truncated": result.truncated,
             "seconds": round(result.seconds, 4)}
+
+
+def _print_sql(payload: dict) -> None:
+    print(" | ".join(payload["columns"]))
+    for row in payload["rows"]:
+        print(" | ".join("" if v is None else str(v) for v in row))
+    if payload["truncated"]:
+        print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
 
 
 def _ask(args, settings) -> dict:
@@ -98,6 +124,45 @@ def _ask(args, settings) -> dict:
     if args.session:
         sessions.append(settings, args.session, args.question, answer.answer)
     return answer.as_dict()
+
+
+def _print_ask(payload: dict) -> None:
+    """The answer, then why: confidence, evidence steps, memory, cost."""
+    if payload["options"] and payload["option"] is not None:
+        print(f"answer: {payload['option']} ({payload['answer']})")
+    else:
+        print(f"answer: {payload['answer']}")
+    c = payload.get("confidence") or {}
+    if c.get("level") not in (None, "none"):
+        print(f"  confidence {c['level']}: {c['explanation']}")
+    for step in payload["evidence"]:
+        times = ", ".join(f"{t:g} s" for t in step["times"][:8])
+        print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
+              + (f" [at {times}]" if times else ""))
+        if step.get("sql"):
+            print(f"    SQL: {step['sql'][:200]}")
+    _print_answer_memory(payload["memory"])
+    u = payload["usage"]
+    print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
+          f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
+          f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
+
+
+def _print_answer_memory(m: dict) -> None:
+    """What an answer replayed and learned, when memory was on."""
+    if not m.get("enabled"):
+        return
+    rating = (f"P {m['p']}" if m.get("rated", True) else
+              "P not asked: it could not change the replay")
+    print(f"  memory: {m['task_type'] or 'unrated'} question, C(q) {m['complexity']} "
+          f"({rating}, E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
+          f"{len(m['replayed'])}")
+    for r in m["replayed"]:
+        similarity = "" if r["similarity"] is None else f" {r['similarity']:.2f}"
+        print(f"    [{r['kind']}{similarity}] {r['text'][:120]}")
+    learned = m.get("learned", {})
+    if learned:
+        print(f"  learned: {learned['verdict']} ({learned['reason'][:120]})")
 
 
 def _memory(args, settings) -> dict:
@@ -124,6 +189,24 @@ def _memory(args, settings) -> dict:
     return {"exported": len(entries), "path": str(out.resolve())}
 
 
+def _print_memory(payload: dict) -> None:
+    """Entries (list, search), a few lines each; show, delete and export stay JSON."""
+    if "entries" not in payload:
+        _print_json(payload)
+        return
+    if not payload["entries"]:
+        print("No memory entries match.")
+    for e in payload["entries"]:
+        similarity = f" sim {e['similarity']:.2f}" if e.get("similarity") is not None else ""
+        where = f" video {e['video_id']}" if e.get("video_id") else ""
+        times = f" at {', '.join(f'{t:g}' for t in e['times'][:4])} s" if e.get("times") else ""
+        print(f"{e['id']}  [{e['kind']}{'/' + e['task_type'] if e.get('task_type') else ''}]"
+              f"{where}{times}  replayed {e['replays']}x{similarity}")
+        if e.get("question"):
+            print(f"    Q: {e['question']}")
+        print(f"    {e['text'][:300]}")
+
+
 def _setup(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256) and export the detector for its
     runtime, so the first ingest is quick."""
@@ -146,6 +229,14 @@ def _bench_ingest(args, settings) -> dict:
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
                               rounds=args.rounds, progress=say)
+
+
+def _print_ingest_bench(payload: dict) -> None:
+    """Side by side with --vary; the plain bench's figures stay JSON."""
+    if "setting" in payload:
+        _print_ingest_comparison(payload)
+    else:
+        _print_json(payload)
 
 
 def _bench_agent(args, settings) -> dict:
@@ -205,6 +296,14 @@ def _workload(args, settings) -> dict:
         bar.close()
 
 
+def _print_workload(payload: dict) -> None:
+    print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
+    for label in ("videos", "needs", "truth"):
+        print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
+    for s in payload["skipped"]:
+        print(f"  skipped {s['video']}: {s['reason']}")
+
+
 def _bench_tracking(args, settings) -> dict:
     from backend import bench
     from backend.evaluation import tracking
@@ -244,6 +343,21 @@ def _bench_retrieval(args, settings) -> dict:
     return retrieval_bench(n=args.rows, queries=args.queries)
 
 
+def _print_retrieval_bench(payload: dict) -> None:
+    print(f"{payload['rows']} rows, dim {payload['dim']}, k {payload['k']}, cosine, "
+          f"{payload['queries']} queries ({payload['cpus']} cores, load {payload['load_average']})")
+    print(f"{'rows':>8} {'no index p50/p95':>18} {'index p50/p95':>16} {'numpy p50/p95':>16} "
+          f"{'build s':>8} {'recall@5':>8}  index")
+    for row in [*payload["sizes"], payload]:
+        cells = [f"{row[m]['p50_ms']:.1f}/{row[m]['p95_ms']:.1f} ms"
+                 for m in ("lancedb_no_index", "lancedb_index", "numpy")]
+        print(f"{row['rows']:>8} {cells[0]:>18} {cells[1]:>16} {cells[2]:>16} "
+              f"{row['build_s']:>8.1f} {row['recall_at_5']:>8.3f}  {row['index']} "
+              f"nprobes {row['nprobes']} refine {row['refine_factor']}")
+    print(f"index pays off (p50 at most half the unindexed) from "
+          f"{payload['index_pays_off_from_rows']} rows")
+
+
 def _eval(args, settings) -> dict:
     from backend.evaluation.ablation import run_ablation
     from backend.evaluation.runner import RunConfig, run_eval
@@ -269,6 +383,16 @@ def _eval(args, settings) -> dict:
     return run_eval(Path(args.questions), Path(args.videos), out, settings, config, **kwargs)
 
 
+def _print_eval(payload: dict) -> None:
+    """An ablation's table, or one run's accuracy and cost."""
+    if "rows" in payload:
+        print(payload["table"])
+        print(f"written to {payload['folder']}/ablation.md")
+        return
+    from backend.evaluation.report import text_summary
+    print(text_summary(payload))
+
+
 def _eval_report(args, settings) -> dict:
     from backend.evaluation.report import evaluation_markdown
 
@@ -280,103 +404,13 @@ def _eval_report(args, settings) -> dict:
     return {"output": str(output), "runs": args.run_dirs}
 
 
-def _print_text(command: str, payload: dict) -> None:
-    if command == "ingest":
-        state = "already in the library" if payload["cached"] else "ingested"
-        print(f"{payload['name']}: {state} as {payload['video_id']}")
-        print("  rows: " + ", ".join(f"{k} {v}" for k, v in payload["counts"].items()))
-        print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in payload["seconds"].items()))
-    elif command == "info" and "videos" in payload:
-        if not payload["videos"]:
-            print(f"The library at {payload['home']} is empty. Add a video: python -m backend ingest PATH")
-        for v in payload["videos"]:
-            print(f"{v['video_id']}  {v['duration']:8.1f} s  {v['ingested_at']}  {v['name']}")
-    elif command == "ask":
-        if payload["options"] and payload["option"] is not None:
-            print(f"answer: {payload['option']} ({payload['answer']})")
-        else:
-            print(f"answer: {payload['answer']}")
-        c = payload.get("confidence") or {}
-        if c.get("level") not in (None, "none"):
-            print(f"  confidence {c['level']}: {c['explanation']}")
-        for step in payload["evidence"]:
-            times = ", ".join(f"{t:g} s" for t in step["times"][:8])
-            print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
-                  + (f" [at {times}]" if times else ""))
-            if step.get("sql"):
-                print(f"    SQL: {step['sql'][:200]}")
-        m = payload["memory"]
-        if m.get("enabled"):
-            rating = (f"P {m['p']}" if m.get("rated", True) else
-                      "P not asked: it could not change the replay")
-            print(f"  memory: {m['task_type'] or 'unrated'} question, C(q) {m['complexity']} "
-                  f"({rating}, E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
-                  f"{len(m['replayed'])}")
-            for r in m["replayed"]:
-                similarity = "" if r["similarity"] is None else f" {r['similarity']:.2f}"
-                print(f"    [{r['kind']}{similarity}] {r['text'][:120]}")
-            learned = m.get("learned", {})
-            if learned:
-                print(f"  learned: {learned['verdict']} ({learned['reason'][:120]})")
-        u = payload["usage"]
-        print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
-              f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
-              f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
-    elif command == "bench" and "configs" in payload:
-        _print_memory_bench(payload)
-    elif command == "workload":
-        print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
-        for label in ("videos", "needs", "truth"):
-            print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
-        for s in payload["skipped"]:
-            print(f"  skipped {s['video']}: {s['reason']}")
-    elif command == "memory" and "entries" in payload:
-        if not payload["entries"]:
-            print("No memory entries match.")
-        for e in payload["entries"]:
-            similarity = f" sim {e['similarity']:.2f}" if e.get("similarity") is not None else ""
-            where = f" video {e['video_id']}" if e.get("video_id") else ""
-            times = f" at {', '.join(f'{t:g}' for t in e['times'][:4])} s" if e.get("times") else ""
-            print(f"{e['id']}  [{e['kind']}{'/' + e['task_type'] if e.get('task_type') else ''}]"
-                  f"{where}{times}  replayed {e['replays']}x{similarity}")
-            if e.get("question"):
-                print(f"    Q: {e['question']}")
-            print(f"    {e['text'][:300]}")
-    elif command == "eval" and "rows" in payload:
-        print(payload["table"])
-        print(f"written to {payload['folder']}/ablation.md")
-    elif command == "eval":
-        from backend.evaluation.report import text_summary
-        print(text_summary(payload))
-    elif command == "eval-report":
-        print(f"wrote {payload['output']} from {len(payload['runs'])} run folder(s)")
-    elif command == "sql":
-        print(" | ".join(payload["columns"]))
-        for row in payload["rows"]:
-            print(" | ".join("" if v is None else str(v) for v in row))
-        if payload["truncated"]:
-            print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
-    elif command == "bench" and "recall_at_5" in payload:
-        print(f"{payload['rows']} rows, dim {payload['dim']}, k {payload['k']}, cosine, "
-              f"{payload['queries']} queries ({payload['cpus']} cores, load {payload['load_average']})")
-        print(f"{'rows':>8} {'no index p50/p95':>18} {'index p50/p95':>16} {'numpy p50/p95':>16} "
-              f"{'build s':>8} {'recall@5':>8}  index")
-        for row in [*payload["sizes"], payload]:
-            cells = [f"{row[m]['p50_ms']:.1f}/{row[m]['p95_ms']:.1f} ms"
-                     for m in ("lancedb_no_index", "lancedb_index", "numpy")]
-            print(f"{row['rows']:>8} {cells[0]:>18} {cells[1]:>16} {cells[2]:>16} "
-                  f"{row['build_s']:>8.1f} {row['recall_at_5']:>8.3f}  {row['index']} "
-                  f"nprobes {row['nprobes']} refine {row['refine_factor']}")
-        print(f"index pays off (p50 at most half the unindexed) from "
-              f"{payload['index_pays_off_from_rows']} rows")
-    elif command == "bench" and "runs" in payload and "variants" in payload:
-        _print_tracking_bench(payload)
-    elif command == "bench" and "setting" in payload:
-        _print_ingest_comparison(payload)
-    elif command == "bench" and "runs" in payload:
-        _print_agent_bench(payload)
-    else:
-        print(json.dumps(payload, indent=2, default=str))
+def _print_eval_report(payload: dict) -> None:
+    print(f"wrote {payload['output']} from {len(payload['runs'])} run folder(s)")
+
+
+def _print_json(payload: dict) -> None:
+    """For payloads with no table of their own (setup, one video's facts, one memory entry)."""
+    print(json.dumps(payload, indent=2, default=str))
 
 
 def _print_ingest_comparison(payload: dict) -> None:
@@ -496,16 +530,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", parents=[common], help="add a video to the library")
     p.add_argument("path")
-    p.set_defaults(run=_ingest)
+    p.set_defaults(run=_ingest, render=_print_ingest)
 
     p = sub.add_parser("info", parents=[common], help="list the library, or one video's facts")
     p.add_argument("video_id", nargs="?")
-    p.set_defaults(run=_info)
+    p.set_defaults(run=_info, render=_print_info)
 
     p = sub.add_parser("sql", parents=[common], help="run a read-only SELECT on a video's tables")
     p.add_argument("video_id")
     p.add_argument("query")
-    p.set_defaults(run=_sql)
+    p.set_defaults(run=_sql, render=_print_sql)
 
     p = sub.add_parser("ask", parents=[common], help="ask a question about a video")
     p.add_argument("video_id")
@@ -516,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="chat name: earlier turns of it are short-term memory, and "
                                      "this turn is added to it")
     p.add_argument("--no-memory", action="store_true", help="neither replay nor learn")
-    p.set_defaults(run=_ask)
+    p.set_defaults(run=_ask, render=_print_ask)
 
     p = sub.add_parser("memory", parents=[common], help="inspect semantic, procedural and "
                                                         "episodic memory")
@@ -526,7 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", choices=["semantic", "procedural", "pattern", "episodic"])
     p.add_argument("--video", help="only this video's entries (needed for episodic)")
     p.add_argument("--k", type=int, default=10, help="search: most entries returned")
-    p.set_defaults(run=_memory)
+    p.set_defaults(run=_memory, render=_print_memory)
 
     p = sub.add_parser("eval", parents=[common],
                        help="accuracy per question type with 95%% CIs, cost, ablations")
@@ -545,13 +579,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start from the memory already in --out instead of empty memory")
     p.add_argument("--ablation", action="store_true",
                    help="memory, N and replay ablations, one factor at a time from these options")
-    p.set_defaults(run=_eval)
+    p.set_defaults(run=_eval, render=_print_eval)
 
     p = sub.add_parser("eval-report", parents=[common],
                        help="write docs/EVALUATION.md from run folders' results.jsonl")
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--output", default="docs/EVALUATION.md")
-    p.set_defaults(run=_eval_report)
+    p.set_defaults(run=_eval_report, render=_print_eval_report)
 
     p = sub.add_parser("workload", parents=[common],
                        help="generate a long multiple-choice question workload over a folder of videos")
@@ -560,10 +594,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="CSV to write (dev-qa layout plus truth, need)")
     p.add_argument("--count", type=int, default=120, help="questions in all (default 120)")
     p.add_argument("--seed", type=int, default=0, help="seed of the questions and their order")
-    p.set_defaults(run=_workload)
+    p.set_defaults(run=_workload, render=_print_workload)
 
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
-    p.set_defaults(run=_setup)
+    p.set_defaults(run=_setup, render=_print_json)
 
     p = sub.add_parser("bench", parents=[common], help="benchmarks that print figures")
     bench_sub = p.add_subparsers(dest="bench", required=True)
@@ -574,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ingest PATH once per value of this setting instead, side by side, e.g. "
                         "DETECTOR_RUNTIME=onnx,torch")
     b.add_argument("--rounds", type=int, default=1, help="with --vary: alternating rounds (default 1)")
-    b.set_defaults(run=_bench_ingest)
+    b.set_defaults(run=_bench_ingest, render=_print_ingest_bench)
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
     qa.add_argument("--videos", default=str(_SHARED / "videos"))
@@ -583,7 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
     b.add_argument("--agents", default="grounded,sql",
                    help="agents to run side by side, comma-separated (MEMORYREEL_AGENT values)")
-    b.set_defaults(run=_bench_agent)
+    b.set_defaults(run=_bench_agent, render=_print_agent_bench)
     b = bench_sub.add_parser("memory", parents=[common, qa],
                              help="accuracy and cost per memory configuration over one question "
                                   "order (--questions: a workload from `workload`)")
@@ -596,7 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "eval-report)")
     b.add_argument("--from-jsonl", metavar="FILE",
                    help="re-make the summary (and --chart) from a kept --jsonl file; asks nothing")
-    b.set_defaults(run=_bench_memory)
+    b.set_defaults(run=_bench_memory, render=_print_memory_bench)
     b = bench_sub.add_parser("tracking", parents=[common],
                              help="MOT metrics and people counts against MOTChallenge ground truth")
     b.add_argument("--sequence", action="append", default=[], metavar="DIR",
@@ -604,12 +638,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "../shared/videos/ground-truth")
     b.add_argument("--vary", action="append", default=[], metavar="SETTING=A,B",
                    help="also run with each value of a setting, side by side (repeatable)")
-    b.set_defaults(run=_bench_tracking)
+    b.set_defaults(run=_bench_tracking, render=_print_tracking_bench)
     b = bench_sub.add_parser("retrieval", parents=[common],
                              help="memory vector search: LanceDB with and without index, numpy")
     b.add_argument("--rows", type=int, default=100_000, help="synthetic memory rows (default 100000)")
     b.add_argument("--queries", type=int, default=200, help="queries timed (default 200)")
-    b.set_defaults(run=_bench_retrieval)
+    b.set_defaults(run=_bench_retrieval, render=_print_retrieval_bench)
     return parser
 
 
@@ -628,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     if json_mode:
         print(json.dumps(payload, default=str))
     else:
-        _print_text(args.command, payload)
+        args.render(payload)
     return 0
 
 

@@ -233,12 +233,29 @@ _ONLY_ANSWER = ("unobserved", "proxy")
 
 @dataclass
 class _Question:
-    """What every step of one question needs."""
+    """One question being solved: what every step needs, and the tree grown for it so far."""
 
     text: str
     options: list[str] | None
     context: str
-    started: float
+    given: GivenStep | None = None  # the first solution's first step; used once, then cleared
+    started: float = field(default_factory=time.monotonic)
+    nodes: list[Node] = field(init=False)
+    leaves: list[int] = field(default_factory=list)  # one per solution tried, in order
+
+    def __post_init__(self) -> None:
+        self.nodes = [Node(id=0, parent=None, depth=0, thought=self.text)]
+
+    def grow(self, parent: Node, **fields) -> Node:
+        """A new child of `parent`, added to the tree."""
+        node = Node(id=len(self.nodes), parent=parent.id, depth=parent.depth + 1, **fields)
+        self.nodes.append(node)
+        parent.children.append(node.id)
+        return node
+
+    def answered(self) -> list[int]:
+        """The leaves tried that are answers, not failures."""
+        return [i for i in self.leaves if self.nodes[i].failure is None]
 
 
 class Planner:
@@ -271,49 +288,54 @@ class Planner:
     def solve(self, question: str, options: list[str] | None = None, context: str = "",
               given: GivenStep | None = None) -> PlanResult:
         """given: a first step already taken (saves the first solution its first LLM call)."""
-        q = _Question(question, options, context, time.monotonic())
+        q = _Question(question, options, context, given)
         rng = random.Random(self.config.seed)
-        nodes = [Node(id=0, parent=None, depth=0, thought=question)]
-        leaves: list[int] = []
         for iteration in range(self.config.n_solutions):
-            if self._exhausted(q.started):
+            if self._exhausted(q):
                 break
-            selected = nodes[0] if iteration == 0 else select_node(nodes, rng, self.config.max_depth)
-            leaf = self._expand_and_run(nodes, selected, q, given if iteration == 0 else None)
-            for node in path_to(nodes, leaf.id):
+            selected = q.nodes[0] if iteration == 0 else select_node(q.nodes, rng,
+                                                                     self.config.max_depth)
+            leaf = self._expand_and_run(q, selected)
+            for node in path_to(q.nodes, leaf.id):
                 node.visits += 1
-            backpropagate(nodes, leaf.id, self.config.alpha if leaf.failure is None
+            backpropagate(q.nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
-            leaves.append(leaf.id)
-            if leaf.failure is None and (
-                    (self.config.stop_on_direct_answer and leaf.depth == 1)
-                    or (self.config.grounded and leaf.support in _FINAL)):
+            q.leaves.append(leaf.id)
+            if self._settled(leaf):
                 break  # another path cannot do better than a computed value, or see the unseeable
-        good = [i for i in leaves if nodes[i].failure is None]
-        answer, option, chosen = self._merge(nodes, good, question, options)
+        return self._result(q)
+
+    def _settled(self, leaf: Node) -> bool:
+        return leaf.failure is None and (
+            (self.config.stop_on_direct_answer and leaf.depth == 1)
+            or (self.config.grounded and leaf.support in _FINAL))
+
+    def _result(self, q: _Question) -> PlanResult:
+        good = q.answered()
+        answer, option, chosen = self._merge(q, good)
         if not good:
-            reasons = "; ".join(dict.fromkeys(nodes[i].failure for i in leaves)) or "no time left"
+            failures = dict.fromkeys(q.nodes[i].failure for i in q.leaves)
+            reasons = "; ".join(failures) or "no time left"
             answer = f"could not answer: {reasons}"
-        return PlanResult(answer=answer, option=option, answered=bool(good), nodes=nodes,
+        return PlanResult(answer=answer, option=option, answered=bool(good), nodes=q.nodes,
                           chosen_leaves=chosen, usage=self.ctx.usage,
                           seconds=time.monotonic() - q.started,
-                          confidence=confidence(nodes, good, chosen, len(leaves)))
+                          confidence=confidence(q.nodes, good, chosen, len(q.leaves)))
 
-    def _expand_and_run(self, nodes: list[Node], selected: Node, q: _Question,
-                        given: GivenStep | None = None) -> Node:
-        if given:
-            node = self._add_given(nodes, selected, given)
+    def _expand_and_run(self, q: _Question, selected: Node) -> Node:
+        if q.given:
+            node = self._add_given(q, selected)
         else:
-            avoid = [f"{nodes[c].action}({nodes[c].action_input})" for c in selected.children]
-            node = self._step(nodes, selected, q, avoid)
+            avoid = [f"{q.nodes[c].action}({q.nodes[c].action_input})" for c in selected.children]
+            node = self._step(q, selected, avoid)
         while not node.is_leaf:
             if node.depth >= self.config.max_depth:
                 node.failure = f"no answer within {self.config.max_depth} steps"
                 break
-            node = self._computed_answer(nodes, node, q) or self._step(nodes, node, q, [])
+            node = self._computed_answer(q, node) or self._step(q, node, [])
         return node
 
-    def _computed_answer(self, nodes: list[Node], parent: Node, q: _Question) -> Node | None:
+    def _computed_answer(self, q: _Question, parent: Node) -> Node | None:
         """An answer code can give from the last observation, without an LLM call: the option
         that equals a computed value, or, for an open question, why it cannot be observed."""
         if not self.config.grounded:
@@ -323,41 +345,37 @@ class Planner:
             thought = f"the computed value '{parent.value}' is option {i}"
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed['kind']} memory decided it)"
-            return self._add_answer(nodes, parent, thought, q.options[i], i, "computed")
+            return self._add_answer(q, parent, thought, q.options[i], i, "computed")
         if not q.options and parent.support == "unobserved":
-            return self._add_answer(nodes, parent, "the tables cannot hold this",
+            return self._add_answer(q, parent, "the tables cannot hold this",
                                     f"I cannot tell from this video's memory. {parent.observation}",
                                     None, "unobserved")
         return None
 
-    def _add_given(self, nodes: list[Node], parent: Node, given: GivenStep) -> Node:
-        node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1, thought=given.thought,
-                    action=given.tool, action_input=given.tool_input, replayed=given.replayed)
-        nodes.append(node)
-        parent.children.append(node.id)
+    def _add_given(self, q: _Question, parent: Node) -> Node:
+        given, q.given = q.given, None
+        node = q.grow(parent, thought=given.thought, action=given.tool,
+                      action_input=given.tool_input, replayed=given.replayed)
         self._observe(node, given.observation)
         self.on_step(node)
         return node
 
-    def _add_answer(self, nodes, parent, thought, answer, option, basis) -> Node:
-        node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1, thought=thought,
-                    action=ANSWER, action_input=answer, answer=answer, option=option, support=basis)
-        nodes.append(node)
-        parent.children.append(node.id)
+    def _add_answer(self, q: _Question, parent: Node, thought: str, answer: str,
+                    option: int | None, basis: str) -> Node:
+        node = q.grow(parent, thought=thought, action=ANSWER, action_input=answer, answer=answer,
+                      option=option, support=basis)
         self.on_step(node)
         return node
 
-    def _step(self, nodes: list[Node], parent: Node, q: _Question, avoid: list[str]) -> Node:
-        node = Node(id=len(nodes), parent=parent.id, depth=parent.depth + 1)
-        nodes.append(node)
-        parent.children.append(node.id)
-        path = path_to(nodes, parent.id)[1:]
+    def _step(self, q: _Question, parent: Node, avoid: list[str]) -> Node:
+        node = q.grow(parent)
+        path = path_to(q.nodes, parent.id)[1:]
         history = [{"thought": n.thought, "action": n.action, "action_input": n.action_input,
                     "observation": n.observation} for n in path]
         earlier = {(n.action, n.action_input.lower()) for n in path}
 
         def ask(avoid: list[str], exclude: str | tuple[str, ...] | None = None):
-            if self._exhausted(q.started):
+            if self._exhausted(q):
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 q.text, q.options, history, avoid, q.context)
@@ -398,27 +416,27 @@ class Planner:
         if (node.action, node.action_input.lower()) in earlier:
             node.failure = f"repeated step: {node.action}({node.action_input})"
         elif node.action == ANSWER:
-            self._finish(node, path, q.options)
+            self._finish(q, node, path)
         else:
             self._observe(node, self.tools[node.action].run(node.action_input, self.ctx))
         self.on_step(node)
         return node
 
-    def _finish(self, node: Node, path: list[Node], options: list[str] | None) -> None:
+    def _finish(self, q: _Question, node: Node, path: list[Node]) -> None:
         node.support = basis(path)
         if node.support == "none" and self.config.stop_on_direct_answer:
             node.support = "memory"  # answered from the replayed facts in its prompt
         if not node.action_input:
             node.failure = "bad format: empty answer"
-        elif options:
+        elif q.options:
             if self.config.grounded:
-                node.option = option_labels(options).index(node.action_input)
+                node.option = option_labels(q.options).index(node.action_input)
             else:
-                node.option = choose_option(node.action_input, options)
+                node.option = choose_option(node.action_input, q.options)
             if node.option is None:
                 node.failure = f"bad format: '{node.action_input}' is not one of the options"
             else:
-                node.answer = options[node.option]
+                node.answer = q.options[node.option]
         else:
             node.answer = node.action_input
 
@@ -431,27 +449,28 @@ class Planner:
         if not observation.ok:
             node.failure = f"tool error: {observation.text}"
 
-    def _merge(self, nodes, good, question, options) -> tuple[str, int | None, list[int]]:
+    def _merge(self, q: _Question, good: list[int]) -> tuple[str, int | None, list[int]]:
         if not good:
             return "", None, []
-        if options:
+        nodes = q.nodes
+        if q.options:
             votes = Counter(nodes[i].option for i in good)
             top = max(votes.values())
             option = next(nodes[i].option for i in good if votes[nodes[i].option] == top)
-            return options[option], option, [i for i in good if nodes[i].option == option]
+            return q.options[option], option, [i for i in good if nodes[i].option == option]
         answers = list(dict.fromkeys(nodes[i].answer for i in good))
         if len(answers) == 1:
             return answers[0], None, good
         try:
-            reply = self.ctx.complete(prompts.merge_messages(question, answers), max_tokens=150)
+            reply = self.ctx.complete(prompts.merge_messages(q.text, answers), max_tokens=150)
             return reply.text.strip() or answers[0], None, good
         except LLMError as e:
             log.warning("merging answers failed (%s); keeping the first", e)
             return answers[0], None, good
 
-    def _exhausted(self, started: float) -> bool:
+    def _exhausted(self, q: _Question) -> bool:
         return (self.ctx.usage.calls >= self.config.max_llm_calls
-                or time.monotonic() - started >= self.config.max_seconds)
+                or time.monotonic() - q.started >= self.config.max_seconds)
 
 
 def basis(path: list[Node]) -> str:

@@ -1,0 +1,164 @@
+"""What the page's events do, as plain functions of their inputs: no layout here.
+
+A handler's arguments are the values of its event's input components, in order; the session's
+settings (`prefs`) are one of them, so each reads and can be called without the page. Every
+handler is wrapped by `friendly`, so failures reach the page as readable messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import gradio as gr
+
+from app import answer_view, chat, inspector, session, views
+from app.api import answer_question, delete_video, ingest_upload
+from app.errors import friendly
+from app.layout import NO_VIDEO, AnswerPanels
+from backend.config import Settings
+from backend.library import Library
+from backend.suggest import suggest
+
+_EMPTY = {"headers": [], "data": []}
+_PANELS = len(fields(AnswerPanels))
+
+
+def show_video(video_id: str | None, settings: Settings) -> tuple:
+    """The player, facts, found-evidence tables and suggested questions for one video."""
+    if not video_id:
+        return None, NO_VIDEO, _EMPTY, _EMPTY, _EMPTY, gr.Dataset(samples=[])
+    s = views.summary(Library(settings.home).get(video_id))
+    return (s["video"], s["facts"], s["instances"], s["speech"], s["ocr"],
+            gr.Dataset(samples=[[q] for q in s["suggestions"]]))
+
+
+def library_view(settings: Settings, selected: str | None = None) -> tuple:
+    """(cards, chooser, note, ids) for the library as it is now."""
+    library = Library(settings.home)
+    entries = views.newest_first(library)
+    return (gr.Dataset(samples=views.library_rows(entries)),
+            gr.update(choices=views.library_choices(library), value=selected),
+            views.library_note(library), [e.video_id for e in entries])
+
+
+@friendly
+def on_upload(file_path, prefs, progress=gr.Progress()):
+    progress(0, desc="Checking the file")
+    result = ingest_upload(file_path, prefs, lambda text, fraction: progress(fraction, desc=text))
+    counts = result.counts
+    done = ("was already in the library" if result.cached else
+            f"ingested in {result.seconds['total']:.0f} s: {counts.get('instances', 0)} "
+            f"tracked objects, {counts.get('speech', 0)} speech segments, "
+            f"{counts.get('ocr', 0)} text reads")
+    return (None, f"✓ **{result.name}** {done}.", *library_view(prefs, result.video_id))
+
+
+@friendly
+def on_select_card(index, ids):
+    return ids[index] if index is not None and index < len(ids) else gr.skip()
+
+
+@friendly
+def on_video(video_id, prefs):
+    """A newly selected video: its summary, the delete prompt closed, a new chat, empty panels."""
+    return (*show_video(video_id, prefs), gr.update(visible=False), [], [], None,
+            *answer_view.render(prefs, [], None, video_id))
+
+
+@friendly
+def on_delete_request(video_id, prefs):
+    if not video_id:
+        raise gr.Error("Select a video to delete first.")
+    name = Library(prefs.home).get(video_id).name
+    return gr.update(visible=True), (f"Delete **{name}**, its tables and its memories? "
+                                     "Learned workflows stay.")
+
+
+@friendly
+def on_delete(video_id, prefs):
+    message = delete_video(video_id, prefs)
+    return (gr.update(visible=False), message, *library_view(prefs, None))
+
+
+@friendly
+def on_ask(video_id, question_text, options_text, messages, turns_now, prefs):
+    cleared = False  # empty the question and options once, then leave them to the user
+    for messages_now, turns_next, selected in chat.converse(
+            video_id, question_text or "", options_text or "", messages or [],
+            turns_now or [], prefs):
+        blank = gr.skip() if cleared else ""
+        # The panels follow the answer as soon as it is there, not after learning.
+        panels = [gr.skip()] * _PANELS if selected is None else \
+            answer_view.render(prefs, turns_next, selected)
+        yield (messages_now, turns_next, gr.skip() if selected is None else selected,
+               blank, blank, *panels)
+        cleared = True
+
+
+@friendly
+def on_panels(turns_now, selected, prefs):
+    return answer_view.render(prefs, turns_now or [], selected)
+
+
+@friendly
+def on_chat_select(turns_now, evt: gr.SelectData):
+    index = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+    found = chat.turn_at(turns_now or [], index)
+    return gr.skip() if found is None else found
+
+
+@friendly
+def on_clear(video_id, prefs):
+    """A new chat about the same video."""
+    return ([], [], None, *answer_view.render(prefs, [], None, video_id))
+
+
+@friendly
+def on_memory_pick(prefs, evt: gr.SelectData):
+    entry = evt.row_value[0]
+    return entry, inspector.entry_detail(prefs, entry)
+
+
+@friendly
+def on_memory_delete(prefs, entry, kind_label, video_id, only_this, query_text):
+    message = inspector.delete_entry(prefs, entry)
+    table, note = inspector.memories(prefs, kind_label, video_id, only_this, query_text)
+    return "", "", table, f"{message} {note}."
+
+
+@friendly
+def on_sql(prefs, video_id, statement):
+    return inspector.sql(prefs, video_id, statement)
+
+
+@friendly
+def on_save(prefs, url, model_name, key, n, memory):
+    updated = session.with_choices(prefs, url, model_name, key, n, memory)
+    return updated, session.describe(updated) + " ✓ saved"
+
+
+@friendly
+def on_test(prefs, url, model_name, key, n, memory):
+    return session.check_connection(session.with_choices(prefs, url, model_name, key, n, memory))
+
+
+@dataclass
+class Endpoints:
+    """The gradio_client endpoints: they have no session, so they use the server's settings."""
+
+    settings: Settings
+
+    @friendly
+    def ingest(self, file_path):
+        """Ingest a video file into the library; returns video_id, name, cached, counts, seconds."""
+        return ingest_upload(file_path, self.settings).as_dict()
+
+    @friendly
+    def suggest(self, video_id):
+        """Questions to try on a library video, from what ingest found in it."""
+        return suggest(Library(self.settings.home).get(video_id).db_path)
+
+    @friendly
+    def ask(self, video_id, question_text, options_text):
+        """Answer a question about a library video; returns the answer with its evidence and trace."""
+        return answer_question(video_id, question_text, options_text, self.settings)

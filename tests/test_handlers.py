@@ -1,0 +1,52 @@
+"""The page's event handlers called as plain functions, without a server or a browser."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from app import handlers
+from tests.conftest import settings_for
+
+CLIP = "mot15_TUD-Campus.mp4"
+
+
+def test_an_empty_library_says_how_to_start(tmp_path):
+    cards, chooser, note, ids = handlers.library_view(settings_for(tmp_path))
+    assert note.startswith("The library is empty")
+    assert ids == [] and chooser["choices"] == [] and cards.samples == []
+    player, facts, *_ = handlers.show_video(None, settings_for(tmp_path))
+    assert player is None and facts.startswith("Pick a video")
+
+
+def test_an_ingested_video_is_listed_shown_and_named_before_deleting(ingested, library_settings):
+    video_id = ingested(CLIP).video_id
+    _, chooser, note, ids = handlers.library_view(library_settings, video_id)
+    assert video_id in ids and chooser["value"] == video_id
+    assert video_id in [v for _, v in chooser["choices"]] and "video" in note
+    assert handlers.on_select_card(ids.index(video_id), ids) == video_id
+    player, facts, instances, *_ = handlers.on_video(video_id, library_settings)
+    assert player.endswith(".mp4") and CLIP in facts and instances["data"]
+    _, question = handlers.on_delete_request(video_id, library_settings)
+    assert CLIP in question and "Learned workflows stay" in question
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: handlers.on_delete_request(None, s), "Select a video to delete first"),
+    (lambda s: handlers.on_sql(s, None, "SELECT 1"), "Pick a video first"),
+    (lambda s: handlers.on_memory_delete(s, "", "Semantic", None, True, ""),
+     "Select a memory in the table first"),
+    (lambda s: handlers.on_save(s, "localhost:8080", "m", "", 2, True), "must start with http"),
+])
+def test_bad_input_is_a_readable_page_error(tmp_path, call, message):
+    with pytest.raises(gr.Error, match=message):
+        call(settings_for(tmp_path))
+
+
+def test_saved_settings_apply_to_the_session_only(tmp_path):
+    server = settings_for(tmp_path)
+    prefs, note = handlers.on_save(server, "http://localhost:11434/v1", "qwen", "", 3, False)
+    assert (prefs.llm_base_url, prefs.llm_model, prefs.n_solutions, prefs.memory) == \
+        ("http://localhost:11434/v1", "qwen", 3, False)
+    assert note.endswith("✓ saved") and "3 candidate answers" in note and "memory off" in note
+    assert server.llm_base_url != prefs.llm_base_url  # the server's defaults are unchanged
