@@ -258,7 +258,7 @@ def load() -> Settings:
     return settings
 
 
-def _choices() -> dict[str, tuple[str, ...]]:
+def choices() -> dict[str, tuple[str, ...]]:
     """{field: allowed values} for every setting typed with a Literal."""
     hints = get_type_hints(Settings)
     return {f.name: get_args(hints[f.name]) for f in fields(Settings)
@@ -267,7 +267,7 @@ def _choices() -> dict[str, tuple[str, ...]]:
 
 def _check_choices(settings: Settings) -> None:
     # A typo is refused at load, not deep inside a run.
-    for name, allowed in _choices().items():
+    for name, allowed in choices().items():
         value = getattr(settings, name)
         if value not in allowed:
             env = Settings.__dataclass_fields__[name].metadata["env"]

@@ -33,6 +33,7 @@ from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
 from models.llm import LLMError
+from models.protocols import Captioner, PoseModel
 from models.scenes import SceneAnalyser
 from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
 
@@ -278,7 +279,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     return evidence
 
 
-def _with_poses(poser, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
+def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
     """The detections with the pose of each person the pose model found; others unchanged."""
     people = [k for k, d in enumerate(detections) if d.category == "person"]
     poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
@@ -302,7 +303,7 @@ def _view_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.median(np.abs(a - b)))
 
 
-def _caption(captioner, frame: np.ndarray, t: float) -> str:
+def _caption(captioner: Captioner, frame: np.ndarray, t: float) -> str:
     try:
         return captioner.caption(frame)
     except LLMError as e:
