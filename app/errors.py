@@ -9,6 +9,7 @@ import logging
 import gradio as gr
 
 from backend.errors import MemoryReelError
+from models.errors import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -16,7 +17,7 @@ log = logging.getLogger(__name__)
 def readable(error: Exception) -> gr.Error:
     if isinstance(error, gr.Error):
         return error
-    if isinstance(error, MemoryReelError):
+    if isinstance(error, (MemoryReelError, ModelError)):
         return gr.Error(str(error), title="Cannot do that")
     log.error("unexpected failure in the app", exc_info=error)
     return gr.Error(f"Something went wrong: {error}. The server log has the details.",

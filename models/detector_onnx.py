@@ -20,12 +20,14 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Literal, get_args
 
 from models.weights import WeightsError, file_lock, sha256_file
 
 log = logging.getLogger(__name__)
 
-RUNTIMES = ("auto", "onnx", "torch")
+DetectorRuntime = Literal["auto", "onnx", "torch"]
+RUNTIMES = get_args(DetectorRuntime)
 _FOLDER = "detector-onnx"
 _NEEDS = {"onnx": "onnx==1.23.2", "onnxruntime": "onnxruntime"}  # export, then run
 

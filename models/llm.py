@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from models.errors import ModelError
+
 _EXCERPT = 200  # characters of a bad reply quoted in an error message
 
 
@@ -41,7 +43,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)  # this call's usage (calls=1)
 
 
-class LLMError(Exception):
+class LLMError(ModelError):
     """Base of every chat-model failure; str(error) is meant for the user."""
 
 

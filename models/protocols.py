@@ -1,0 +1,91 @@
+"""The interface of every kind of model, one Protocol per kind: what backend may call.
+
+backend/factory.py builds the implementations (the adapters beside this file) and types what
+it hands out with these, so ingest, ask and memory depend on an interface, never on a library;
+a test or a user can pass anything that has these methods. The chat model's and the
+captioner's interfaces live with their adapters (`models.llm.ChatModel`,
+`models.captioner.Captioner`) and are re-exported here so that every kind is listed in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from models.captioner import Captioner
+from models.llm import ChatModel
+from models.pose import Box
+from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
+
+__all__ = ["Captioner", "ChatModel", "Embedder", "MovingObjectTracker", "ObjectTracker",
+           "PoseModel", "SceneModel", "SpeechModel", "TextModel"]
+
+
+class ObjectTracker(Protocol):
+    """Detector + tracker over the successive sampled frames of one video."""
+
+    name: str
+    categories: dict[int, str]  # class id -> category, everything the detector can report
+    gives_pose: bool            # its detections carry poses: no separate pose pass is needed
+
+    def track(self, frame_rgb: np.ndarray) -> list[Detection]: ...
+
+    def reset(self) -> None:
+        """Forget the tracks of the previous video."""
+
+
+class MovingObjectTracker(Protocol):
+    """Tracks moving things of any kind in one video; one instance per video."""
+
+    name: str
+
+    @property
+    def camera_moving(self) -> bool: ...
+
+    def track(self, frame_rgb: np.ndarray, people: list[Box] = ...) -> list[Detection]: ...
+
+
+class PoseModel(Protocol):
+    """Reads the pose of each given person box."""
+
+    name: str
+
+    def read(self, frame_rgb: np.ndarray, boxes: list[Box]) -> list[Pose | None]: ...
+
+
+class SceneModel(Protocol):
+    """Measures every sampled frame of one video: shot cuts and the look of each frame."""
+
+    name: str
+    looks: list[FrameLook]
+    cuts: list[float]
+
+    def add(self, index: int, t: float, frame_rgb: np.ndarray) -> None: ...
+
+
+class SpeechModel(Protocol):
+    """Speech recognition with word times."""
+
+    name: str
+
+    def transcribe(self, audio: np.ndarray | None) -> list[SpeechSegment]: ...
+
+
+class TextModel(Protocol):
+    """Reads the text visible in a frame (OCR)."""
+
+    name: str
+
+    def read(self, frame_rgb: np.ndarray) -> list[TextItem]: ...
+
+
+class Embedder(Protocol):
+    """Texts to L2-normalised float32 vectors, so cosine similarity is a dot product."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
