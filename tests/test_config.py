@@ -8,7 +8,7 @@ import pytest
 
 from backend import config
 from backend.errors import SettingsError
-from models import weights
+from models import tracker, weights
 from tests.conftest import REPO
 
 
@@ -42,8 +42,10 @@ def test_enumerated_settings_are_the_ones_with_fixed_values():
         "captioner": ("evidence", "openai", "llama", "transformers"),
         "detector_runtime": ("auto", "onnx", "torch"),
         "llm_size": ("1.5b", "0.5b"),
+        "tracker": ("ocsort", "bytetrack"),
     }
-    # The embedded LLM's sizes are the ones whose weights ship.
+    # The embedded LLM's sizes are the ones whose weights ship, the trackers the ones configured.
     assert set(config.choices()["llm_size"]) == set(weights.QWEN_GGUF)
+    assert set(config.choices()["tracker"]) == set(tracker.ASSOCIATIONS)
     defaults = {name: getattr(config.Settings(), name) for name in config.choices()}
     assert all(defaults[name] in allowed for name, allowed in config.choices().items())
