@@ -74,7 +74,7 @@ def render(settings: Settings, turns: list[dict], selected: int | None,
     panels already say what is in the video.
     """
     library = Library(settings.home)
-    counts = memory_store(settings).replay_counts()
+    counts = [c.as_dict() for c in memory_store(settings).replay_counts()]
     if selected is None or not turns:
         entry = library.get(video_id) if video_id else None
         return (EMPTY_HEADER, panels.evidence_frames(entry, None) if entry else [],

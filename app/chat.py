@@ -150,14 +150,15 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
         try:
             answer = answer_first(video_id, question, options_text, settings,
                                   history=history_of(turns), on_step=steps.put)
-            result["answer"] = answer.as_dict()
+            shown = result["answer"] = answer.as_dict()
         except Exception as e:  # handed to the generator, which raises it readably
             result["error"] = e
             return
         finally:
             answered.set()
         try:
-            answer.learn()  # fills the `memory` dict the shown turn holds
+            answer.learn()
+            shown["memory"].update(answer.memory.as_dict())  # the dict the shown turn holds
         except Exception:  # learning never costs the user the answer already shown
             log.exception("learning from an answer failed")
 

@@ -9,6 +9,7 @@ from app.views import clock
 from backend.config import Settings
 from backend.errors import InputError
 from backend.library import Library
+from backend.memory_records import MemoryEntry
 from backend.sql_runner import run_query
 
 KINDS = {"Semantic": "semantic", "Procedural": "procedural", "Patterns": "pattern",
@@ -23,15 +24,15 @@ _COLUMNS = {
 _TEXT = 400  # characters of a memory's text in the table; the full entry is one click away
 
 
-def _row(entry: dict, columns: list[str]) -> list:
-    times = entry.get("times") or []
-    values = {"id": entry["id"], "question": entry.get("question") or "",
-              "text": _short(entry.get("text") or ""), "answer": _short(entry.get("answer") or ""),
-              "task type": entry.get("task_type") or "", "scale": entry.get("scale") or "",
-              "times": " – ".join(clock(t) for t in times[:2]) if entry["kind"] == "episodic"
+def _row(entry: MemoryEntry, columns: list[str]) -> list:
+    times = entry.times or []
+    values = {"id": entry.id, "question": entry.question or "",
+              "text": _short(entry.text or ""), "answer": _short(entry.answer or ""),
+              "task type": entry.task_type or "", "scale": entry.scale or "",
+              "times": " – ".join(clock(t) for t in times[:2]) if entry.kind == "episodic"
               else ", ".join(clock(t) for t in times[:6]),
-              "replays": entry.get("replays", 0), "created": (entry.get("created_at") or "")[:19],
-              "similarity": round(entry["similarity"], 3) if entry.get("similarity") is not None else ""}
+              "replays": entry.replays or 0, "created": (entry.created_at or "")[:19],
+              "similarity": round(entry.similarity, 3) if entry.similarity is not None else ""}
     return [values[c] for c in columns]
 
 
@@ -61,8 +62,7 @@ def memories(settings: Settings, kind_label: str, video_id: str | None, this_vid
 
 def entry_detail(settings: Settings, entry_id: str) -> str:
     entry = memory_store(settings).get(entry_id)
-    shown = {k: v for k, v in entry.items() if k not in ("vector",)}
-    return f"```json\n{json.dumps(shown, indent=2, default=str)}\n```"
+    return f"```json\n{json.dumps(entry.as_dict(), indent=2, default=str)}\n```"
 
 
 def delete_entry(settings: Settings, entry_id: str) -> str:

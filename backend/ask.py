@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Callable
 
 from pydantic import BaseModel, Field
@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from backend.agent import prompts
 from backend.agent.planner import Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
+from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
 from backend.config import Settings
 from backend.factory import embedder_for, llm_for
 from backend.library import Library
@@ -27,41 +28,11 @@ from backend.memory import reuse
 from backend.memory.recall import Recall, assess, recall
 from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
+from backend.memory_records import EntryRef
 from models.llm import LLMError, Usage
 from models.protocols import ChatModel, Embedder
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Answer:
-    video_id: str
-    question: str
-    standalone_question: str     # the question with references to earlier turns resolved
-    options: list[str] | None
-    answer: str
-    option: int | None
-    answered: bool
-    times: list[float]
-    instance_ids: list[int]
-    evidence: list[dict]        # the steps on the chosen paths: tool, input, observation, times
-    tree: list[dict]
-    chosen_leaves: list[int] = field(default_factory=list)
-    usage: dict = field(default_factory=dict)   # answering only; learning's is in memory.learned
-    memory: dict = field(default_factory=dict)  # C(q), P(q), E(q), k_s, k_p, replayed, learned
-    confidence: dict = field(default_factory=dict)  # level, basis, agreement, explanation
-    pending_learning: Callable[[], dict] | None = field(default=None, repr=False, compare=False)
-
-    def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "pending_learning"}
-
-    def learn(self) -> dict | None:
-        """Learn from this answer now, if that was left for later; returns what was learned."""
-        if self.pending_learning is None:
-            return self.memory.get("learned")
-        pending, self.pending_learning = self.pending_learning, None
-        self.memory["learned"] = pending()
-        return self.memory["learned"]
 
 
 def planner_config(settings: Settings, n_solutions: int | None = None) -> PlannerConfig:
@@ -103,7 +74,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     turns = (history or [])[-settings.chat_turns:] if settings.chat_turns > 0 else []
     standalone = _standalone(question, turns, ctx)
     context = [prompts.chat_context(turns)] if turns else []
-    trace: dict = {"enabled": memory.enabled}
+    trace = MemoryTrace(enabled=memory.enabled)
     store = MemoryStore(settings, embed=embedder.embed)
     vector = embedder.embed([standalone])[0]
     config = planner_config(settings, n_solutions)
@@ -112,7 +83,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         tables = ctx.tables()
         duration = tables.duration
         asked = reuse.asked_of(standalone, duration)
-        trace["asked"] = asked.to_json()
+        trace.asked = asked.to_json()
         recalled = recall(standalone, vector, video_id, store, memory,
                           lambda: assess(standalone, ctx), settings.replay_min_similarity,
                           always_rate=not config.grounded,
@@ -121,9 +92,9 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
             replay = reuse.first_step(recalled.facts, recalled.plans, standalone, tables)
             recalled.drop(replay.contradicted)
             given = replay.given
-        trace.update(recalled.trace())
+        recalled.trace(trace)
         context.insert(0, recalled.context)
-        config.stop_on_direct_answer = any(r["kind"] == "semantic" for r in recalled.replayed)
+        config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
@@ -131,18 +102,14 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c),
                            given=given)
     if recalled is not None:
-        trace["decided_by"] = _decided_by(result, recalled)
-    evidence = [{"node": n.id, "tool": n.action, "input": n.action_input,
-                 "observation": n.observation, "times": n.times, "instance_ids": n.instance_ids,
-                 "sql": n.sql, "value": n.value, "support": n.support, "query": n.query,
-                 "replayed": n.replayed}
-                for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
+        trace.decided_by = _decided_by(result, recalled)
+    evidence = [Step.of(n) for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,
                     answered=result.answered, times=result.times,
                     instance_ids=result.instance_ids, evidence=evidence, tree=result.tree(),
-                    chosen_leaves=result.chosen_leaves, usage=_usage_dict(usage, started),
+                    chosen_leaves=result.chosen_leaves, usage=Cost.of(usage, started),
                     memory=trace, confidence=result.confidence)
     if memory.learn:
         answer.pending_learning = lambda: _learn(answer, memory, vector, store, ctx)
@@ -163,46 +130,35 @@ def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -
     return rewritten.strip() or question
 
 
-def _decided_by(result, recalled: Recall) -> dict | None:
+def _decided_by(result, recalled: Recall) -> EntryRef | None:
     """The replayed entry the answer rests on: the one whose step it follows, or, for an answer
     read from the replayed facts alone, the fact that gave that very answer."""
     if result.decided_by:
         return result.decided_by
-    if result.confidence.get("basis") != "memory":
+    if result.confidence.basis != "memory":
         return None
-    return next(({"id": f["id"], "kind": "semantic"} for f in recalled.facts
-                 if f.get("answer") and f["answer"].strip().lower() == result.answer.strip().lower()),
-                None)
+    return next((f.ref for f in recalled.facts
+                 if f.answer and f.answer.strip().lower() == result.answer.strip().lower()), None)
 
 
 def _learn(answer: Answer, memory: MemoryOptions, vector, store: MemoryStore,
-           ctx: ToolContext) -> dict:
+           ctx: ToolContext) -> Lesson:
     if not answer.answered:
-        return {"verdict": "skipped", "reason": "not answered", "usage": {}}
+        return Lesson(verdict="skipped", reason="not answered")
     learning = replace(ctx, usage=Usage())
     started = time.monotonic()
     try:
-        lesson = learn(answer, answer.memory.get("task_type"), vector, store, learning, memory)
+        lesson = learn(answer, answer.memory.task_type, vector, store, learning, memory)
     except Exception as e:  # a memory fault must never cost the user the answer just given
         log.exception("learning from the answer failed")
-        return {"verdict": "skipped", "reason": f"learning failed: {e}", "usage": {}}
-    usage = _usage_dict(learning.usage, started)
-    usage.pop("other_seconds")
-    return {**lesson.__dict__, "usage": usage}
-
-
-def _usage_dict(usage: Usage, started: float) -> dict:
-    total = time.monotonic() - started
-    return {"llm_calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens, "llm_seconds": round(usage.seconds, 2),
-            "other_seconds": round(max(0.0, total - usage.seconds), 2)}
+        return Lesson(verdict="skipped", reason=f"learning failed: {e}")
+    return replace(lesson, usage=Cost.of(learning.usage, started, other=False))
 
 
 def _unanswered(video_id, question, options, message, usage, started) -> Answer:
     return Answer(video_id=video_id, question=question, standalone_question=question,
                   options=options, answer=message, option=None, answered=False, times=[],
-                  instance_ids=[], evidence=[], tree=[], usage=_usage_dict(usage, started),
-                  memory={"enabled": False})
+                  instance_ids=[], evidence=[], tree=[], usage=Cost.of(usage, started))
 
 
 def check_llm(settings: Settings) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import av
 
+from backend.answer import Answer, Cost, Lesson
 from backend.config import AGENTS, Settings
 from backend.errors import InputError
 
@@ -212,7 +213,7 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
                 answer = ask(video_ids[row["video"]], row["question"], run_settings,
                              options=row["options"], n_solutions=n_solutions, learn_now=False)
                 seconds = time.monotonic() - started
-                learned = answer.learn() or {}
+                learned = answer.learn()
                 result = _agent_result(row, answer, seconds, learned)
                 results.append(result)
                 progress(f"{agent:>8}  {'right' if result['correct'] else 'wrong'}  {row['video']} "
@@ -224,18 +225,18 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
             "agents": list(agents), "runs": runs}
 
 
-def _agent_result(row: dict, answer, seconds: float, learned: dict) -> dict:
+def _agent_result(row: dict, answer: Answer, seconds: float, learned: Lesson | None) -> dict:
     leaves = [n for n in answer.tree if n["failure"] is not None or n["answer"] is not None]
-    learning = learned.get("usage") or {}
+    learning = (learned and learned.usage) or Cost()
+    level, basis = (answer.confidence.level, answer.confidence.basis) if answer.confidence \
+        else ("none", "none")
     return {"video": row["video"], "qid": row["qid"], "type": row["type"],
             "question": row["question"], "predicted": answer.option, "truth": row["answer"],
             "correct": answer.option == row["answer"], "answer": answer.answer,
-            "seconds": round(seconds, 2), **answer.usage,
-            "learning_calls": learning.get("llm_calls", 0),
-            "learning_seconds": learning.get("llm_seconds", 0.0),
+            "seconds": round(seconds, 2), **answer.usage.as_dict(),
+            "learning_calls": learning.llm_calls, "learning_seconds": learning.llm_seconds,
             "format_failures": sum(1 for n in leaves if (n["failure"] or "").startswith("bad format")),
-            "confidence": answer.confidence.get("level", "none"),
-            "basis": answer.confidence.get("basis", "none")}
+            "confidence": level, "basis": basis}
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -174,11 +174,12 @@ def _memory(args, settings) -> dict:
         what = "some text to search for" if args.action == "search" else "an entry id"
         raise InputError(f"memory {args.action} needs {what}.")
     if args.action == "list":
-        return {"entries": store.list(kind=args.type, video_id=args.video)}
+        return {"entries": [e.as_dict() for e in store.list(kind=args.type, video_id=args.video)]}
     if args.action == "show":
-        return store.get(args.target)
+        return store.get(args.target).as_dict()
     if args.action == "search":
-        return {"entries": store.search(args.target, kind=args.type, video_id=args.video, k=args.k)}
+        return {"entries": [e.as_dict() for e in store.search(args.target, kind=args.type,
+                                                              video_id=args.video, k=args.k)]}
     if args.action == "delete":
         store.delete(args.target)
         return {"deleted": args.target}
@@ -186,7 +187,7 @@ def _memory(args, settings) -> dict:
     out = Path(args.target or "memory-export.jsonl")
     with open(out, "w", encoding="utf-8") as f:
         for entry in entries:
-            f.write(json.dumps(entry, default=str) + "\n")
+            f.write(json.dumps(entry.as_dict(), default=str) + "\n")
     return {"exported": len(entries), "path": str(out.resolve())}
 
 

@@ -40,10 +40,10 @@ def test_counts_people_in_first_frame_from_a_computed_value(ingested, agent_sett
                  options=options)
     assert answer.answered, answer.answer
     assert options[answer.option] == str(in_db)
-    assert any("detections" in e["sql"] and e["support"] == "computed" for e in answer.evidence)
-    assert answer.confidence["basis"] == "computed"
+    assert any("detections" in e.sql and e.support == "computed" for e in answer.evidence)
+    assert answer.confidence.basis == "computed"
     # The planner's step and the typed query; the value answered, and N = 2 stopped early.
-    assert answer.usage["llm_calls"] <= 3 and answer.usage["prompt_tokens"] > 0
+    assert answer.usage.llm_calls <= 3 and answer.usage.prompt_tokens > 0
 
 
 def test_hears_the_word_said_at_40_seconds(ingested, agent_settings):
@@ -189,7 +189,7 @@ def test_knowledge_and_iterative_memory_tools(ingested, library_settings, tmp_pa
     assert any(36 <= t <= 42 for t in memory.times)
     assert ctx.usage.calls == 2 and not llm.replies
     counts = store.replay_counts()
-    assert len(counts) == len(lines) and {c["kind"] for c in counts} == {"episodic"}
+    assert len(counts) == len(lines) and {c.kind for c in counts} == {"episodic"}
 
 
 # --- grounded answers -------------------------------------------------------------------------
@@ -238,11 +238,11 @@ def test_what_ingest_cannot_see_is_said_and_the_guess_flagged(ingested, agent_se
     open_answer = ask(entry.video_id, question, agent_settings)
     assert open_answer.answered, open_answer.answer
     assert open_answer.answer.startswith("I cannot tell") and "no audio" in open_answer.answer
-    assert open_answer.confidence["basis"] == "unobserved" and open_answer.confidence["level"] == "low"
+    assert open_answer.confidence.basis == "unobserved" and open_answer.confidence.level == "low"
     guess = ask(entry.video_id, question, agent_settings, options=["hello", "stop", "banana"])
     assert guess.answered and guess.option is not None  # a pick, flagged as a guess
-    assert guess.confidence["basis"] == "unobserved" and guess.confidence["level"] == "low"
-    assert guess.usage["llm_calls"] <= 4
+    assert guess.confidence.basis == "unobserved" and guess.confidence.level == "low"
+    assert guess.usage.llm_calls <= 4
 
 
 def test_rows_with_nothing_to_quote_do_not_crash_the_sub_agent(ingested, library_settings):

@@ -127,7 +127,7 @@ def test_parallel_questions_share_the_server_without_lock_errors(server, client)
     store = memory_store(settings)
     written = [a["memory"]["learned"].get(key) for a in answers for key in ("entry_id", "workflow_id")]
     for entry_id in filter(None, written):
-        assert store.get(entry_id)["id"] == entry_id
+        assert store.get(entry_id).id == entry_id
 
 
 def test_ask_refuses_unknown_video_and_empty_question(client):

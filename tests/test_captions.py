@@ -149,8 +149,8 @@ def test_an_answer_found_only_in_a_caption_has_it_in_its_evidence(captioned):
     answer = ask(entry.video_id, "what colour is the kayak?", replace(settings, memory=False,
                                                                       n_solutions=1), llm=llm)
     assert answer.answered and answer.answer == "yellow" and not llm.replies
-    cited = [e for e in answer.evidence if CAPTIONS[0] in e["observation"]]
-    assert cited and cited[0]["tool"] == "What" and "FROM timeline" in cited[0]["sql"]
+    cited = [e for e in answer.evidence if CAPTIONS[0] in e.observation]
+    assert cited and cited[0].tool == "What" and "FROM timeline" in cited[0].sql
     assert 0.0 in answer.times
 
 

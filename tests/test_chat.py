@@ -6,21 +6,21 @@ import threading
 import time
 
 from app import chat
-from backend.ask import Answer
+from backend.answer import Answer, Confidence, Lesson, MemoryTrace
 from backend.config import load
 
 
 def _answer(learning_started: threading.Event, release: threading.Event) -> Answer:
     answer = Answer(video_id="v", question="q", standalone_question="q", options=None,
                     answer="3 people", option=None, answered=True, times=[1.0], instance_ids=[1],
-                    evidence=[], tree=[], memory={"enabled": True},
-                    confidence={"level": "high", "basis": "computed", "agreement": "1/1",
-                                "explanation": "1 of 1 candidate answers agree"})
+                    evidence=[], tree=[], memory=MemoryTrace(enabled=True),
+                    confidence=Confidence(level="high", basis="computed", agreement="1/1",
+                                          explanation="1 of 1 candidate answers agree"))
 
-    def slow_learning() -> dict:
+    def slow_learning() -> Lesson:
         learning_started.set()
         assert release.wait(30), "the test never released learning"
-        return {"verdict": "valid", "reason": "the count matches", "usage": {}}
+        return Lesson(verdict="valid", reason="the count matches")
 
     answer.pending_learning = slow_learning
     return answer

@@ -66,8 +66,8 @@ def snapshot(settings: Settings) -> dict:
     """Videos with their row and segment counts, memories and replay counts, as stored."""
     store = MemoryStore(settings)
     return {"videos": {e.video_id: e.counts() for e in Library(settings.home).list()},
-            "memories": {m["id"]: m["text"] for m in store.list()},
-            "replays": {r["id"]: r["replays"] for r in store.replay_counts()}}
+            "memories": {m.id: m.text for m in store.list()},
+            "replays": {r.id: r.replays for r in store.replay_counts()}}
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +251,7 @@ def test_kill_9_during_an_answer_leaves_no_llm_server_and_memory_intact(library)
     replays.close()
     store = MemoryStore(settings)
     assert store.search(FACT_QUESTION, kind="semantic", video_id=library.earlier,
-                        k=1)[0]["text"] == FACT
+                        k=1)[0].text == FACT
 
 
 # --- 3. the LLM server killed mid-answer --------------------------------------------------------
@@ -281,7 +281,7 @@ def test_the_llm_server_killed_mid_answer_ends_that_answer_and_the_next_one_rest
 
     second = ask(library.earlier, question, settings, options=OPTIONS, memory=MemoryOptions.off())
     assert second.answered, second.answer
-    assert second.answer in OPTIONS and second.usage["llm_calls"] >= 1
+    assert second.answer in OPTIONS and second.usage.llm_calls >= 1
     restarted = servers()
     assert restarted and {d.process.pid for d in restarted}.isdisjoint(
         d.process.pid for d in killed)

@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import pytest
 
-from backend.ask import Answer, ask
+from backend.answer import Answer, Step
+from backend.ask import ask
 from backend.factory import embedder_for, llm_for
 from backend.agent.tools import ToolContext
 from backend.library import Library
@@ -92,17 +93,17 @@ def test_replay_threshold_counts_and_restart(ingested, memory_settings):
 
     close = store.search("how many persons can be seen in the first frame", kind="semantic",
                          video_id=video_id, k=5)
-    assert close[0]["id"] == kept and close[0]["similarity"] >= 0.5
-    assert all(h["video_id"] == video_id for h in close)  # semantic memory is per video
+    assert close[0].id == kept and close[0].similarity >= 0.5
+    assert all(h.video_id == video_id for h in close)  # semantic memory is per video
     far = "which word does the speaker say at the end"
-    assert store.search(far, kind="semantic", video_id=video_id, k=5)[0]["similarity"] < 0.5
+    assert store.search(far, kind="semantic", video_id=video_id, k=5)[0].similarity < 0.5
 
     options = MemoryOptions(procedural=False)
     simple = Assessment(task_type="descriptive", complexity=0.0)
     near = recall("how many persons can be seen in the first frame",
                   store.embed(["how many persons can be seen in the first frame"])[0],
                   video_id, store, options, simple, min_similarity=0.5)
-    assert [r["id"] for r in near.replayed][:1] == [kept]
+    assert [r.id for r in near.replayed][:1] == [kept]
     assert near.k_s == replay_k(near.complexity) and len(near.replayed) <= near.k_s
     assert "Five people" in near.context
     assert recall(far, store.embed([far])[0], video_id, store, options, simple,
@@ -147,7 +148,7 @@ def test_the_rating_is_asked_for_only_where_it_can_change_the_replay(memory_sett
         replay_k(complexity(1.0, keyword_entropy(short)))
     got = run(short)
     assert asked == [] and not got.rated and len(got.plans) == 2
-    assert got.pattern["task_type"] == "temporal"
+    assert got.pattern.task_type == "temporal"
     # 8 different keywords: E(q) = 3 bits, k = 4 at P = 0 but 5 at P = 1, so P(q) is asked.
     long = "when does the first tall person leave through the left gate near bicycles"
     assert keyword_entropy(long) == 3.0
@@ -175,16 +176,16 @@ def test_delete_entry_and_forget_video(ingested, memory_settings):
     done = subprocess.run([sys.executable, "-m", "backend", "memory", "delete", fact, "--json"],
                           env=_env(memory_settings), cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert [e["id"] for e in store.list(kind="semantic")] == [other]
-    assert fact not in {r["id"] for r in store.replay_counts()}
+    assert [e.id for e in store.list(kind="semantic")] == [other]
+    assert fact not in {r.id for r in store.replay_counts()}
     missing = subprocess.run([sys.executable, "-m", "backend", "memory", "show", fact, "--json"],
                              env=_env(memory_settings), cwd=REPO, capture_output=True, text=True)
     assert missing.returncode == 2 and "No memory entry" in json.loads(missing.stdout)["error"]
 
     assert store.forget_video(video_id) == 1
     assert store.list(kind="semantic") == []
-    assert [e["id"] for e in store.list(kind="procedural")] == [plan]  # inter-task memory stays
-    assert {r["id"] for r in store.replay_counts()} == {plan}
+    assert [e.id for e in store.list(kind="procedural")] == [plan]  # inter-task memory stays
+    assert {r.id for r in store.replay_counts()} == {plan}
 
 
 # --- the real model: validation, patterns, follow-up questions ----------------------------------
@@ -207,9 +208,9 @@ def test_validation_keeps_a_right_answer_and_rejects_a_wrong_one(ingested, memor
            "WHERE frame = (SELECT MIN(frame) FROM detections)")
     people = run_query(entry.db_path, sql, timeout_s=2, max_rows=1).rows[0][0]
     question = "how many people are in the first frame?"
-    evidence = [{"node": 1, "tool": "Count", "input": question, "times": [0.0], "instance_ids": [],
-                 "observation": f"There are {people} people in the first frame.\nSQL: {sql}\n"
-                                f"people\n{people}"}]
+    evidence = [Step(node=1, tool="Count", input=question, times=[0.0], instance_ids=[],
+                     observation=f"There are {people} people in the first frame.\nSQL: {sql}\n"
+                                 f"people\n{people}")]
     store = MemoryStore(memory_settings)
     ctx = _ctx(entry, llm)
     vector = store.embed([question])[0]
@@ -227,15 +228,15 @@ def test_validation_keeps_a_right_answer_and_rejects_a_wrong_one(ingested, memor
     right = learning.learn(answer(f"{people} people."), "descriptive", vector, store, ctx)
     assert right.verdict == "valid", right
     facts = store.list(kind="semantic")
-    assert len(facts) == 1 and str(people) in facts[0]["text"]
-    assert [w["text"] for w in store.list(kind="procedural")] == [
+    assert len(facts) == 1 and str(people) in facts[0].text
+    assert [w.text for w in store.list(kind="procedural")] == [
         "Count(how many people are in the first frame?) -> Answer"]
 
     again = learning.learn(answer(f"There are {people} people in the first frame."), "descriptive",
                            store.embed(["How many people are in the first frame?"])[0], store, ctx)
     assert again.merged and again.entry_id == right.entry_id    # a near-duplicate is merged
     assert len(store.list(kind="semantic")) == 1
-    assert store.get(right.entry_id)["support"] == 2
+    assert store.get(right.entry_id).support == 2
 
 
 def test_decision_pattern_after_the_sixth_workflow(ingested, memory_settings, llm):
@@ -255,7 +256,7 @@ def test_decision_pattern_after_the_sixth_workflow(ingested, memory_settings, ll
         refreshed.append(learning._refresh_pattern("temporal", store, ctx))
     assert refreshed == [False] * 5 + [True, False]   # after the 6th; next refresh at the 11th
     pattern = store.pattern("temporal")
-    assert pattern["n_workflows"] == 6 and len(pattern["text"]) > 20
+    assert pattern.n_workflows == 6 and len(pattern.text) > 20
     assert store.pattern("causal") is None
 
 

@@ -173,8 +173,8 @@ def test_a_computed_value_that_is_an_option_answers_without_an_llm_call():
     assert result.option == 1 and result.answer == "three"
     # One planner call; the answer came from the value, and the second solution was not needed.
     assert result.usage.calls == 1 and len(llm.prompts) == 1
-    assert result.confidence["level"] == "high" and result.confidence["basis"] == "computed"
-    assert result.confidence["agreement"] == "1/1"
+    assert result.confidence.level == "high" and result.confidence.basis == "computed"
+    assert result.confidence.agreement == "1/1"
 
 
 def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
@@ -185,7 +185,7 @@ def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
     result = planner.solve("are two people ever in view together?", options=["yes", "no"])
     assert result.answer == "no" and len(llm.prompts) == 2
     # Early stop: the answer rests on a computed value, so N = 2 ran one solution.
-    assert len(result.chosen_leaves) == 1 and result.confidence["basis"] == "computed"
+    assert len(result.chosen_leaves) == 1 and result.confidence.basis == "computed"
 
 
 def test_read_evidence_does_not_stop_the_search_early():
@@ -196,7 +196,7 @@ def test_read_evidence_does_not_stop_the_search_early():
                                 [what], n_solutions=2)
     result = planner.solve("is it raining?", options=["yes", "no"])
     assert len(llm.prompts) == 4
-    assert result.confidence["agreement"] == "1/2" and result.confidence["level"] == "medium"
+    assert result.confidence.agreement == "1/2" and result.confidence.level == "medium"
 
 
 def test_what_ingest_cannot_observe_is_said_plainly():
@@ -206,7 +206,7 @@ def test_what_ingest_cannot_observe_is_said_plainly():
     planner, llm = make_planner([step("Count", "how many cars")], [count], n_solutions=2)
     result = planner.solve("how many cars pass?")
     assert result.answer.startswith("I cannot tell") and "MEMORYREEL_DETECTOR" in result.answer
-    assert len(llm.prompts) == 1 and result.confidence["level"] == "low"
+    assert len(llm.prompts) == 1 and result.confidence.level == "low"
     # Multiple choice: the next step may only answer (a tool step fails validation), and the
     # pick is flagged as resting on nothing observed.
     planner, llm = make_planner([step("Count", "how many cars"), step("Answer", "2")],
@@ -215,7 +215,7 @@ def test_what_ingest_cannot_observe_is_said_plainly():
     with pytest.raises(ValidationError):
         llm.schemas[1].model_validate(step("Recall", "cars"))
     assert result.answer == "2" and len(llm.prompts) == 2  # no second solution either
-    assert result.confidence["basis"] == "unobserved" and result.confidence["level"] == "low"
+    assert result.confidence.basis == "unobserved" and result.confidence.level == "low"
 
 
 def test_llm_errors_become_failures_not_crashes():
@@ -361,7 +361,7 @@ def test_a_stand_in_ends_the_search_with_a_flagged_low_confidence_answer():
     assert result.answer == "4" and len(llm.prompts) == 2   # answer only, no second solution
     with pytest.raises(ValidationError):
         llm.schemas[1].model_validate(step("Recall", "cars"))
-    assert result.confidence["basis"] == "proxy" and result.confidence["level"] == "low"
+    assert result.confidence.basis == "proxy" and result.confidence.level == "low"
 
 
 def test_with_options_the_last_call_of_the_budget_is_spent_on_an_answer():

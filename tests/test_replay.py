@@ -12,13 +12,15 @@ import pyarrow as pa
 import pytest
 
 from backend.agent import queries
-from backend.ask import Answer, ask
+from backend.answer import Answer, MemoryTrace, Step
+from backend.ask import ask
 from backend.agent.tools import ToolContext
 from backend.library import Library
 from backend.memory import learn as learning
 from backend.memory.replay import MemoryOptions
 from backend.memory.reuse import Asked, asked_of
 from backend.memory.store import MemoryStore
+from backend.memory_records import EntryRef
 from models.llm import Usage
 from tests.test_planner import ScriptedLLM, step
 
@@ -48,8 +50,8 @@ def _options(*counts: int) -> list[str]:
 
 
 def _calls(answer: Answer) -> int:
-    return answer.usage["llm_calls"] + (answer.memory.get("learned") or {}).get("usage", {}).get(
-        "llm_calls", 0)
+    learned = answer.memory.learned
+    return answer.usage.llm_calls + (learned.usage.llm_calls if learned and learned.usage else 0)
 
 
 def test_a_paraphrase_at_another_time_is_answered_by_the_replayed_workflow(video):
@@ -62,8 +64,8 @@ def test_a_paraphrase_at_another_time_is_answered_by_the_replayed_workflow(video
     first = ask(entry.video_id, "count the people in view at 0.5 s", settings, options=options,
                 llm=first_llm)
     assert options[first.option] == str(at_half)
-    assert first.memory["learned"]["verdict"] == "valid" and first.memory["decided_by"] is None
-    assert first.memory["learned"]["usage"]["llm_calls"] == 1  # the task type; no validator
+    assert first.memory.learned.verdict == "valid" and first.memory.decided_by is None
+    assert first.memory.learned.usage.llm_calls == 1  # the task type; no validator
     assert first_llm.replies == []
 
     second_llm = ScriptedLLM([])  # any LLM call would fail the test: none is scripted
@@ -72,25 +74,25 @@ def test_a_paraphrase_at_another_time_is_answered_by_the_replayed_workflow(video
     # The count at 1.5 s from the tables, not the fact about 0.5 s.
     assert options[second.option] == str(at_two)
     assert _calls(second) == 0 < _calls(first)
-    assert second.memory["decided_by"]["kind"] == "procedural"
-    assert [r["kind"] for r in second.memory["replayed"]] == ["procedural"]  # no 0.5 s fact
+    assert second.memory.decided_by.kind == "procedural"
+    assert [r.kind for r in second.memory.replayed] == ["procedural"]  # no 0.5 s fact
     replayed_step = second.evidence[0]
-    assert replayed_step["replayed"] == second.memory["decided_by"]
-    assert "SELECT" in replayed_step["sql"] and replayed_step["query"]["span"] == [1.5, 1.5]
+    assert replayed_step.replayed == second.memory.decided_by
+    assert "SELECT" in replayed_step.sql and replayed_step.query["span"] == [1.5, 1.5]
     assert "decided it" in second.tree[-1]["thought"]
     # Nothing new to learn from the workflow: only the 1.5 s fact, at no LLM call.
     store = MemoryStore(settings)
     assert len(store.list(kind="procedural")) == 1
     facts = store.list(kind="semantic")
-    assert sorted(Asked.from_json(f["asked"]).span for f in facts) == [(0.5, 0.5), (1.5, 1.5)]
+    assert sorted(Asked.from_json(f.asked).span for f in facts) == [(0.5, 0.5), (1.5, 1.5)]
 
     # The 0.5 s need again, in other words: its fact is checked by its query and decides.
     third = ask(entry.video_id, "at 0.5 s, how many people can be seen", settings,
                 options=options, llm=ScriptedLLM([]))
     assert options[third.option] == str(at_half) and _calls(third) == 0
-    fact = next(f for f in facts if Asked.from_json(f["asked"]).span == (0.5, 0.5))
-    assert third.memory["decided_by"] == {"id": fact["id"], "kind": "semantic"}
-    assert store.get(fact["id"])["support"] == 2 and len(store.list(kind="semantic")) == 2
+    fact = next(f for f in facts if Asked.from_json(f.asked).span == (0.5, 0.5))
+    assert third.memory.decided_by == EntryRef(fact.id, "semantic")
+    assert store.get(fact.id).support == 2 and len(store.list(kind="semantic")) == 2
 
 
 def test_a_fact_the_tables_contradict_is_dropped_before_the_planner_reads_it(video):
@@ -109,8 +111,8 @@ def test_a_fact_the_tables_contradict_is_dropped_before_the_planner_reads_it(vid
                        {"task_type": "descriptive", "complexity": 0.2}])
     answer = ask(entry.video_id, "count the people in view at 0.5 s", settings, options=options,
                  llm=llm)
-    assert answer.memory["contradicted"] == [wrong]
-    assert answer.memory["replayed"] == [] and f"{at_half + 7} people" not in llm.prompts[0]
+    assert answer.memory.contradicted == [wrong]
+    assert answer.memory.replayed == [] and f"{at_half + 7} people" not in llm.prompts[0]
     assert options[answer.option] == str(at_half)
 
 
@@ -127,26 +129,25 @@ def test_a_fact_about_one_time_is_not_replayed_for_another(video):
                {"task_type": "descriptive", "complexity": 0.2}]
     later = ask(entry.video_id, "how many people are in view at 1.5 s", settings,
                 options=_options(), llm=ScriptedLLM(replies))
-    assert later.memory["replayed"] == []
+    assert later.memory.replayed == []
     same = ask(entry.video_id, "how many people are in view at 0.5 s?", settings,
                options=["3", "4"], llm=ScriptedLLM([step("Answer", "3"), _valid()]))
-    assert "semantic" in [r["kind"] for r in same.memory["replayed"]]
+    assert "semantic" in [r.kind for r in same.memory.replayed]
 
 
 def _valid() -> dict:
     return {"reason": "the evidence says so", "valid": True, "summary": "A fact."}
 
 
-def _answer(entry, option: int, value: str, options: list[str], memory=None) -> Answer:
+def _answer(entry, option: int, value: str, options: list[str]) -> Answer:
     question = "how many people are in view at 0.5 s"
-    evidence = [{"node": 1, "tool": "Count", "input": question, "times": [0.5],
-                 "instance_ids": [], "observation": f"{value} people are in view at 0.5 s.",
-                 "sql": "SELECT 1", "value": value, "support": "computed",
-                 "query": {**IN_VIEW, "span": [0.5, 0.5]}, "replayed": None}]
+    evidence = [Step(node=1, tool="Count", input=question, times=[0.5], instance_ids=[],
+                     observation=f"{value} people are in view at 0.5 s.", sql="SELECT 1",
+                     value=value, support="computed", query={**IN_VIEW, "span": [0.5, 0.5]})]
     return Answer(video_id=entry.video_id, question=question, standalone_question=question,
                   options=options, answer=options[option], option=option, answered=True,
                   times=[0.5], instance_ids=[], evidence=evidence, tree=[],
-                  memory=memory or {"asked": asked_of(question, 100.0).to_json()})
+                  memory=MemoryTrace(asked=asked_of(question, 100.0).to_json()))
 
 
 def _ctx(entry, llm) -> ToolContext:
@@ -179,7 +180,7 @@ def test_semantic_only_learning_writes_no_workflow_and_procedural_only_no_fact(v
                             MemoryOptions(semantic=False))
     assert lesson.entry_id is None and lesson.workflow_id
     assert len(store.list(kind="semantic")) == 1 and len(llm.prompts) == 1
-    workflow = store.get(lesson.workflow_id)["workflow"]
+    workflow = store.get(lesson.workflow_id).workflow
     assert workflow[0]["query"] == {"operation": "in_view", "target": "people", "words": "",
                                     "timed": True}
 
@@ -198,10 +199,10 @@ def test_a_memory_folder_from_before_gains_the_new_columns(video):
         "id": "sem-old", "video_id": entry.video_id, "question": "how many people at the start",
         "text": "5 people.", "created_at": "", "updated_at": "", "answer": "5", "times": [0.0],
         "verdict": "checked", "support": 1, "vector": vector}])
-    assert store.get("sem-old")["asked"] == ""                    # old rows load as they are
+    assert store.get("sem-old").asked == ""                    # old rows load as they are
     # ... and their time is read again from their question when replay needs it.
     assert asked_of("how many people at 2 s", 100.0).span == (2.0, 2.0)
     store.add("semantic", {"video_id": entry.video_id, "question": "q", "text": "t", "answer": "a",
                            "times": [], "verdict": "v", "support": 1,
                            "asked": Asked().to_json(), "query": ""}, vector)
-    assert {e["id"]: e["asked"] for e in store.list(kind="semantic")}["sem-old"] == ""
+    assert {e.id: e.asked for e in store.list(kind="semantic")}["sem-old"] == ""

@@ -23,7 +23,9 @@ from backend.agent.planner import option_for_value
 from backend.agent.queries import TypedQuery, VideoTables, run
 from backend.agent.timephrases import resolve
 from backend.evaluation import questions, workload
+from backend.answer import Confidence, Cost, Lesson, MemoryTrace, ReplayedEntry
 from backend.evaluation import memory_bench as bench
+from backend.memory_records import EntryRef
 from tests.conftest import VIDEOS, clip
 
 TUD = ["mot15_TUD-Campus.mp4", "mot15_TUD-Stadtmitte.mp4"]
@@ -196,16 +198,19 @@ def _fake_ask(questions_asked: list):
         learn = memory.learn
         replays = memory.semantic and k >= 3
         chosen = 1 if (learn and k == 4) else 0
-        replayed = [{"id": "f", "kind": "semantic", "text": f"The answer is {options[chosen]}."}] \
-            if replays else []
+        replayed = [ReplayedEntry(id="f", kind="semantic", text=f"The answer is {options[chosen]}.",
+                                  question=question, similarity=0.9, video_id=video_id, times=[],
+                                  answer=options[chosen])] if replays else []
         # The fact decides only where ask says so: not on the sixth answer, though replayed.
-        decided = {"id": "f", "kind": "semantic"} if replays and k < 5 else None
-        learned = {"verdict": "valid", "entry_id": "e", "usage": {"llm_calls": 2, "prompt_tokens": 50}}
+        decided = EntryRef("f", "semantic") if replays and k < 5 else None
+        learned = Lesson(verdict="valid", reason="", entry_id="e",
+                         usage=Cost(llm_calls=2, prompt_tokens=50))
+        basis = "memory" if replays else "computed"
         return SimpleNamespace(
-            option=chosen, usage={"llm_calls": 1 if replays else 3, "prompt_tokens": 100},
-            memory={"replayed": replayed, "learned": learned, "decided_by": decided} if learn
-            else {"enabled": False},
-            confidence={"basis": "memory" if replays else "computed"})
+            option=chosen, usage=Cost(llm_calls=1 if replays else 3, prompt_tokens=100),
+            memory=MemoryTrace(enabled=True, replayed=replayed, learned=learned, decided_by=decided)
+            if learn else MemoryTrace(),
+            confidence=Confidence(level="high", basis=basis, agreement="1/1", explanation=""))
     return ask
 
 

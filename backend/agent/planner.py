@@ -40,6 +40,8 @@ from pydantic import BaseModel, Field, RootModel, create_model
 
 from backend.agent import prompts
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
+from backend.answer import Confidence
+from backend.memory_records import EntryRef
 from models.llm import LLMError, Usage
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,7 @@ class Node:
     value: str = ""            # a tool's computed value
     support: str = ""          # a tool's: computed, read, none, unobserved; an answer's basis
     query: dict = field(default_factory=dict)     # the typed query a tool ran, if one did
-    replayed: dict | None = None  # {"id", "kind"}: the memory entry this step was replayed from
+    replayed: EntryRef | None = None  # the memory entry this step was replayed from
 
     @property
     def is_leaf(self) -> bool:
@@ -98,7 +100,7 @@ class PlanResult:
     chosen_leaves: list[int]
     usage: Usage
     seconds: float
-    confidence: dict = field(default_factory=dict)
+    confidence: Confidence
 
     def tree(self) -> list[dict]:
         return [asdict(n) for n in self.nodes]
@@ -116,8 +118,8 @@ class PlanResult:
         return path_to(self.nodes, node_id)
 
     @property
-    def decided_by(self) -> dict | None:
-        """The replayed memory entry ({"id", "kind"}) whose step the chosen answer rests on."""
+    def decided_by(self) -> EntryRef | None:
+        """The replayed memory entry whose step the chosen answer rests on."""
         if not self.chosen_leaves:
             return None
         observed = [n for n in self.path(self.chosen_leaves[0])
@@ -134,7 +136,7 @@ class GivenStep:
     tool_input: str
     thought: str
     observation: Observation
-    replayed: dict              # {"id", "kind"} of the memory entry it came from
+    replayed: EntryRef          # the memory entry it came from
 
 
 def path_to(nodes: list[Node], node_id: int) -> list[Node]:
@@ -344,7 +346,7 @@ class Planner:
                 (i := option_for_value(parent.value, q.options)) is not None:
             thought = f"the computed value '{parent.value}' is option {i}"
             if parent.replayed:
-                thought += f" (a replayed {parent.replayed['kind']} memory decided it)"
+                thought += f" (a replayed {parent.replayed.kind} memory decided it)"
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
         if not q.options and parent.support == "unobserved":
             return self._add_answer(q, parent, "the tables cannot hold this",
@@ -493,15 +495,15 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "could not observe what the question needs", "memory": "facts from earlier answers"}
 
 
-def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> dict:
+def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> Confidence:
     """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
 
     high: computed and every answered leaf agrees; low: no evidence, unobservable, a stand-in,
     or a minority answer; medium otherwise.
     """
     if not chosen:
-        return {"level": "none", "basis": "none", "agreement": f"0/{tried}", "explanation":
-                "no candidate answer"}
+        return Confidence(level="none", basis="none", agreement=f"0/{tried}",
+                          explanation="no candidate answer")
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
     if leaf_basis in ("none", "unobserved", "proxy") or agree < 0.5:
@@ -510,6 +512,6 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
         level = "high"
     else:
         level = "medium"
-    return {"level": level, "basis": leaf_basis, "agreement": f"{len(chosen)}/{len(good)}",
-            "explanation": f"{len(chosen)} of {len(good)} candidate answers agree; the answer "
-                           f"rests on {_BASIS_WORDS.get(leaf_basis, leaf_basis)}."}
+    return Confidence(level=level, basis=leaf_basis, agreement=f"{len(chosen)}/{len(good)}",
+                      explanation=f"{len(chosen)} of {len(good)} candidate answers agree; the "
+                                  f"answer rests on {_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from backend.agent.queries import OPERATIONS
+from backend.memory_records import MemoryEntry
 from backend.schema import SCHEMA_DOC
 
 # name -> (what the sub-task tool is for, few-shot (question, SQL) examples)
@@ -285,18 +286,19 @@ def chat_context(turns: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def memory_context(facts: list[dict], plans: list[dict], pattern: dict | None) -> str:
+def memory_context(facts: list[MemoryEntry], plans: list[MemoryEntry],
+                   pattern: MemoryEntry | None) -> str:
     """Replayed memory as text for the planner: facts first, then suggested tool plans."""
     parts = []
     if facts:
         parts.append("Known facts from earlier checked answers about this video (if one answers "
                      "the question, answer directly):\n" +
-                     "\n".join(f"- {f['text']}" for f in facts))
+                     "\n".join(f"- {f.text}" for f in facts))
     if plans:
         parts.append("Tool plans that answered similar questions before:\n" +
-                     "\n".join(f"- for \"{p['question']}\": {p['text']}" for p in plans))
+                     "\n".join(f"- for \"{p.question}\": {p.text}" for p in plans))
     if pattern:
-        parts.append(f"Decision pattern for {pattern['task_type']} questions: {pattern['text']}")
+        parts.append(f"Decision pattern for {pattern.task_type} questions: {pattern.text}")
     return "\n\n".join(parts)
 
 

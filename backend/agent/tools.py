@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, create_model
 from backend import episodic
 from backend.agent import prompts, queries
 from backend.errors import QueryError
+from backend.memory_records import MemoryEntry
 from backend.sql_runner import run_query
 from models.llm import ChatModel, LLMError, Reply, Usage
 
@@ -311,9 +312,9 @@ class MemorySearch(Protocol):
 
     def search(self, text: str | None = None, kind: str | None = None,
                video_id: str | None = None, k: int = 10, min_similarity: float | None = None,
-               vector=None, scale: str | None = None) -> list[dict]: ...
+               vector=None, scale: str | None = None) -> list[MemoryEntry]: ...
 
-    def count_replays(self, entries: list[dict]) -> None: ...
+    def count_replays(self, entries: list[MemoryEntry]) -> None: ...
 
 
 class RecallChoice(BaseModel):
@@ -343,7 +344,7 @@ class RecallTool:
     facts: bool = True          # off when semantic memory is off for this answer
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
-        found: dict[str, dict] = {}
+        found: dict[str, MemoryEntry] = {}
         self._add(found, self.store.search(tool_input, kind="episodic", video_id=ctx.video_id,
                                            k=self.k + 1))
         if self.facts:
@@ -365,34 +366,35 @@ class RecallTool:
         hits = list(found.values())
         self.store.count_replays(hits)
         return Observation(text="\n".join(_lines(found)),
-                           times=sorted({h["times"][0] for h in hits if h["times"]}),
-                           instance_ids=parse_instance_ids(" ".join(h["text"] for h in hits)))
+                           times=sorted({h.times[0] for h in hits if h.times}),
+                           instance_ids=parse_instance_ids(" ".join(h.text for h in hits)))
 
-    def _retrieve(self, choice: RecallChoice, scales: list[str], ctx: ToolContext) -> list[dict]:
+    def _retrieve(self, choice: RecallChoice, scales: list[str],
+                  ctx: ToolContext) -> list[MemoryEntry]:
         if choice.memory == "tables":
             observation = SqlSubTaskTool("Other", *prompts.SUB_TASKS["Other"]).run(choice.query, ctx)
-            return [{"id": f"tables:{choice.query}", "kind": "tables", "text": observation.text,
-                     "times": observation.times[:1], "video_id": ctx.video_id}]
+            return [MemoryEntry(id=f"tables:{choice.query}", kind="tables", text=observation.text,
+                                times=observation.times[:1], video_id=ctx.video_id)]
         if choice.memory == "facts" and self.facts:
             return self.store.search(choice.query, kind="semantic", video_id=ctx.video_id, k=self.k)
         return self.store.search(choice.query, kind="episodic", video_id=ctx.video_id, k=self.k,
                                  scale=choice.scale if choice.scale in scales else None)
 
     @staticmethod
-    def _add(found: dict[str, dict], hits: list[dict]) -> None:
+    def _add(found: dict[str, MemoryEntry], hits: list[MemoryEntry]) -> None:
         for hit in hits:
-            found.setdefault(hit["id"], hit)
+            found.setdefault(hit.id, hit)
 
 
-def _lines(found: dict[str, dict]) -> list[str]:
+def _lines(found: dict[str, MemoryEntry]) -> list[str]:
     lines = []
     for hit in found.values():
-        if hit["kind"] == "episodic":
-            lines.append(f"[{hit['times'][0]:.0f}-{hit['times'][1]:.0f} s, {hit['scale']}] {hit['text']}")
-        elif hit["kind"] == "semantic":
-            lines.append(f"[fact] {hit['text']}")
+        if hit.kind == "episodic":
+            lines.append(f"[{hit.times[0]:.0f}-{hit.times[1]:.0f} s, {hit.scale}] {hit.text}")
+        elif hit.kind == "semantic":
+            lines.append(f"[fact] {hit.text}")
         else:
-            lines.append(f"[tables] {hit['text']}")
+            lines.append(f"[tables] {hit.text}")
     return lines
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from backend.answer import Answer, Cost
 from backend.config import Settings
 from backend.errors import InputError
 from backend.memory.replay import MemoryOptions
@@ -100,33 +101,32 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                      chart=chart)
 
 
-def _record(config: str, index: int, row: dict, label: dict, answer, seconds: float) -> dict:
-    memory = answer.memory or {}
-    learned = memory.get("learned") or {}
-    learn_usage = learned.get("usage") or {}
-    replayed = memory.get("replayed") or []
-    facts = [r for r in replayed if r["kind"] == "semantic"]
+def _record(config: str, index: int, row: dict, label: dict, answer: Answer,
+            seconds: float) -> dict:
+    learned = answer.memory.learned
+    learn_usage = (learned and learned.usage) or Cost()
+    replayed = answer.memory.replayed
+    facts = [r for r in replayed if r.kind == "semantic"]
     correct = answer.option == row["answer"]
-    decided = memory.get("decided_by") or {}
-    verdict = learned.get("verdict", "off")
+    decided = answer.memory.decided_by.kind if answer.memory.decided_by else None
+    verdict = learned.verdict if learned else "off"
     return {
         "config": config, "index": index, "video": row["video"], "qid": row["qid"],
         # Files without a truth column (the dev set) are hand-labelled: external truth too.
         "need": label.get("need") or row["type"], "truth": label.get("truth") or "external",
         "question": row["question"], "options": row["options"], "right": row["answer"],
         "chosen": answer.option, "correct": correct,
-        "answer_calls": answer.usage.get("llm_calls", 0),
-        "answer_prompt_tokens": answer.usage.get("prompt_tokens", 0),
-        "learn_calls": learn_usage.get("llm_calls", 0),
-        "learn_prompt_tokens": learn_usage.get("prompt_tokens", 0),
+        "answer_calls": answer.usage.llm_calls,
+        "answer_prompt_tokens": answer.usage.prompt_tokens,
+        "learn_calls": learn_usage.llm_calls, "learn_prompt_tokens": learn_usage.prompt_tokens,
         "seconds": round(seconds, 3),
         "replayed": len(replayed), "replayed_facts": len(facts),
-        "replayed_plans": sum(r["kind"] != "semantic" for r in replayed),
-        "basis": (answer.confidence or {}).get("basis", ""),
-        "fact_decided": decided.get("kind") == "semantic",
-        "plan_decided": decided.get("kind") == "procedural", "verdict": verdict,
+        "replayed_plans": sum(r.kind != "semantic" for r in replayed),
+        "basis": answer.confidence.basis if answer.confidence else "",
+        "fact_decided": decided == "semantic", "plan_decided": decided == "procedural",
+        "verdict": verdict,
         # A wrong answer the validator passed: its summary is now a "checked fact" in memory.
-        "wrong_fact": verdict == "valid" and bool(learned.get("entry_id")) and not correct,
+        "wrong_fact": verdict == "valid" and bool(learned.entry_id) and not correct,
     }
 
 

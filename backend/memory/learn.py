@@ -22,17 +22,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
-
 from pydantic import BaseModel, Field
 
 from backend import episodic
 from backend.agent import prompts
 from backend.agent.planner import option_for_value
 from backend.agent.tools import ToolContext
+from backend.answer import Answer, Lesson, Step
 from backend.memory.recall import assess
 from backend.memory.replay import MemoryOptions
-from backend.memory.reuse import Asked, fact_asked
+from backend.memory.reuse import Asked, asked_of, fact_asked
 from backend.memory.store import MemoryStore
 from models.llm import LLMError
 
@@ -55,24 +54,12 @@ class Pattern(BaseModel):
     pattern: str = Field(max_length=500)
 
 
-@dataclass
-class Lesson:
-    """What one answer taught: the verdict and the entries written."""
-
-    verdict: str                      # valid | invalid | skipped
-    reason: str
-    entry_id: str | None = None
-    merged: bool = False
-    workflow_id: str | None = None
-    pattern_refreshed: bool = False
-
-
-def workflow_of(evidence: list[dict]) -> list[dict]:
+def workflow_of(evidence: list[Step]) -> list[dict]:
     """The tool steps of an answer with numbers abstracted, so the plan transfers to new
     questions; a typed query keeps its operation, target and words, and only whether it named
     a time (a replay resolves the new question's own)."""
-    return [{"tool": step["tool"], "input": re.sub(r"\d+(?:\.\d+)?", "N", step["input"]),
-             **({"query": _portable(step["query"])} if step.get("query") else {})}
+    return [{"tool": step.tool, "input": re.sub(r"\d+(?:\.\d+)?", "N", step.input),
+             **({"query": _portable(step.query)} if step.query else {})}
             for step in evidence]
 
 
@@ -81,15 +68,15 @@ def _portable(query: dict) -> dict:
             "timed": query["span"] is not None}
 
 
-def computed_verdict(answer) -> tuple[bool, dict] | None:
+def computed_verdict(answer: Answer) -> tuple[bool, Step] | None:
     """(valid, step) when the last computed value on the evidence that names an option decides
     the verdict: valid if it names the chosen option, invalid if another; None when no computed
     value names an option (the model's reading decided, and the validator must judge)."""
     if not answer.options or answer.option is None:
         return None
     for step in reversed(answer.evidence):
-        if step.get("support") == "computed" and \
-                (i := option_for_value(step.get("value", ""), answer.options)) is not None:
+        if step.support == "computed" and \
+                (i := option_for_value(step.value, answer.options)) is not None:
             return i == answer.option, step
     return None
 
@@ -98,8 +85,8 @@ def render_workflow(steps: list[dict]) -> str:
     return " -> ".join([f"{s['tool']}({s['input']})" for s in steps] + ["Answer"])
 
 
-def learn(answer, task_type: str | None, question_vector, store: MemoryStore, ctx: ToolContext,
-          options: MemoryOptions = MemoryOptions()) -> Lesson:
+def learn(answer: Answer, task_type: str | None, question_vector, store: MemoryStore,
+          ctx: ToolContext, options: MemoryOptions = MemoryOptions()) -> Lesson:
     """`answer`: the Answer just given (answered, with evidence); task_type: None when the
     question was not rated before answering (rated here if a workflow is stored). LLM faults
     give 'skipped'."""
@@ -112,56 +99,57 @@ def learn(answer, task_type: str | None, question_vector, store: MemoryStore, ct
             return verdict
     elif not computed[0]:
         step = computed[1]
-        return Lesson(verdict="invalid", reason=f"{step['tool']} computed '{step['value']}', "
+        return Lesson(verdict="invalid", reason=f"{step.tool} computed '{step.value}', "
                                                 f"which is another option than the answer")
     else:
         verdict = _computed(answer, computed[1])
     if not verdict.valid or not verdict.summary.strip():
         return Lesson(verdict="invalid", reason=verdict.reason)
-    lesson = Lesson(verdict="valid", reason=verdict.reason)
-    decided = (answer.memory or {}).get("decided_by")
+    decided = answer.memory.decided_by
+    entry_id, merged = None, False
     if options.learns_facts:
-        if decided and decided["kind"] == "semantic":
-            fact = store.get(decided["id"])  # confirmed again: more support, no new entry
-            store.update("semantic", fact["id"], {"support": fact["support"] + 1})
-            lesson.entry_id, lesson.merged = fact["id"], True
+        if decided and decided.kind == "semantic":
+            fact = store.get(decided.id)  # confirmed again: more support, no new entry
+            store.update("semantic", fact.id, {"support": fact.support + 1})
+            entry_id, merged = fact.id, True
         else:
-            lesson.entry_id, lesson.merged = _keep_fact(answer, verdict, computed, question_vector,
-                                                        store, ctx)
+            entry_id, merged = _keep_fact(answer, verdict, computed, question_vector, store, ctx)
     steps = workflow_of(answer.evidence)
     # An answer straight from replayed facts has no tool plan to teach; one decided by a
     # replayed entry would only teach the plan that entry holds already.
+    workflow_id, refreshed = None, False
     if options.learns_workflows and steps and not decided:
         if not task_type:  # not rated before answering: the workflow still needs its type
             task_type = assess(answer.standalone_question, ctx).task_type
-            answer.memory["task_type"] = task_type
-        lesson.workflow_id = store.add("procedural", {
+            answer.memory.task_type = task_type
+        workflow_id = store.add("procedural", {
             "video_id": answer.video_id, "question": answer.standalone_question,
             "text": render_workflow(steps), "answer": answer.answer, "task_type": task_type,
             "workflow": json.dumps(steps)}, question_vector)
-        lesson.pattern_refreshed = _refresh_pattern(task_type, store, ctx)
-    return lesson
+        refreshed = _refresh_pattern(task_type, store, ctx)
+    return Lesson(verdict="valid", reason=verdict.reason, entry_id=entry_id, merged=merged,
+                  workflow_id=workflow_id, pattern_refreshed=refreshed)
 
 
-def _computed(answer, step: dict) -> Verdict:
+def _computed(answer: Answer, step: Step) -> Verdict:
     """The verdict and summary code writes for an answer a computed value decided."""
-    said = " ".join(step["observation"].split())[:160]
-    return Verdict(reason=f"computed by {step['tool']}: '{step['value']}' is the chosen option",
+    said = " ".join(step.observation.split())[:160]
+    return Verdict(reason=f"computed by {step.tool}: '{step.value}' is the chosen option",
                    valid=True, summary=f"{answer.standalone_question.strip()} {answer.answer} "
                                        f"(computed from the tables: {said})"[:240])
 
 
-def _validate(answer, question_vector, ctx: ToolContext) -> "Verdict | Lesson":
+def _validate(answer: Answer, question_vector, ctx: ToolContext) -> "Verdict | Lesson":
     """The LLM's verdict on an answer that rests on a model's reading, or a skipped Lesson."""
-    evidence = [f"{step['tool']}({step['input']}): {step['observation'][:_EVIDENCE_CHARS]}"
+    evidence = [f"{step.tool}({step.input}): {step.observation[:_EVIDENCE_CHARS]}"
                 for step in answer.evidence]
     # Fine segments only: a whole-video summary ("8 people appear") reads to a small model as
     # contradicting a per-moment answer ("5 people in the first frame").
     segments = episodic.search(ctx.memory_folder, question_vector, scale="fine", k=2)
     evidence += [f"memory [{s['t_start']:.0f}-{s['t_end']:.0f} s]: {s['text'][:_EVIDENCE_CHARS]}"
                  for s in segments]
-    evidence += [f"earlier checked fact: {r['text']}" for r in answer.memory.get("replayed", [])
-                 if r["kind"] == "semantic"]
+    evidence += [f"earlier checked fact: {r.text}" for r in answer.memory.replayed
+                 if r.kind == "semantic"]
     try:
         return ctx.complete(prompts.validate_messages(answer.standalone_question, answer.answer,
                                                       evidence),
@@ -170,26 +158,26 @@ def _validate(answer, question_vector, ctx: ToolContext) -> "Verdict | Lesson":
         return Lesson(verdict="skipped", reason=f"validation failed: {e}")
 
 
-def _keep_fact(answer, verdict: Verdict, computed: tuple[bool, dict] | None, question_vector,
+def _keep_fact(answer: Answer, verdict: Verdict, computed: tuple[bool, Step] | None,
+               question_vector,
                store: MemoryStore, ctx: ToolContext) -> tuple[str, bool]:
     duration = ctx.tables().duration
-    asked = Asked.from_json((answer.memory or {}).get("asked") or "") or \
-        fact_asked({"question": answer.standalone_question}, duration)
+    asked = Asked.from_json(answer.memory.asked) or asked_of(answer.standalone_question, duration)
     # Near-duplicate questions about another time (or other words, other ids) are other facts.
     same = [f for f in store.search(kind="semantic", video_id=answer.video_id, k=5,
                                     min_similarity=DUPLICATE_SIMILARITY, vector=question_vector)
             if fact_asked(f, duration).same(asked)]
-    step = computed[1] if computed else {}
-    query = ({**_portable(step["query"]), "tool": step["tool"], "value": step["value"]}
-             if step.get("query") else {})
+    step = computed[1] if computed else None
+    query = ({**_portable(step.query), "tool": step.tool, "value": step.value}
+             if step and step.query else {})
     values = {"question": answer.standalone_question, "answer": answer.answer,
               "text": verdict.summary.strip(), "times": [float(t) for t in answer.times],
               "verdict": verdict.reason, "asked": asked.to_json(),
               "query": json.dumps(query) if query else ""}
     if same:
         # The newer check wins: it saw the same question with the memory as it is now.
-        store.update("semantic", same[0]["id"], {**values, "support": same[0]["support"] + 1})
-        return same[0]["id"], True
+        store.update("semantic", same[0].id, {**values, "support": same[0].support + 1})
+        return same[0].id, True
     return store.add("semantic", {**values, "video_id": answer.video_id, "support": 1},
                      question_vector), False
 
@@ -198,11 +186,11 @@ def _refresh_pattern(task_type: str, store: MemoryStore, ctx: ToolContext) -> bo
     count = store.count("procedural", task_type)
     current = store.pattern(task_type)
     due = count > PATTERN_AFTER and (current is None or
-                                     count >= current["n_workflows"] + PATTERN_REFRESH)
+                                     count >= current.n_workflows + PATTERN_REFRESH)
     if not due:
         return False
-    workflows = [w for w in store.list("procedural") if w["task_type"] == task_type]
-    shown = [f"\"{w['question']}\": {w['text']}" for w in workflows[-PATTERN_WORKFLOWS:]]
+    workflows = [w for w in store.list("procedural") if w.task_type == task_type]
+    shown = [f"\"{w.question}\": {w.text}" for w in workflows[-PATTERN_WORKFLOWS:]]
     try:
         pattern = ctx.complete(prompts.pattern_messages(task_type, shown),
                                response_model=Pattern, max_tokens=200).parsed

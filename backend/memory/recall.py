@@ -18,7 +18,7 @@ the question after the answer, off the answer's path, when it stores a workflow.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 import numpy as np
@@ -26,8 +26,10 @@ from pydantic import BaseModel, Field
 
 from backend.agent import prompts
 from backend.agent.tools import ToolContext
+from backend.answer import MemoryTrace, ReplayedEntry
 from backend.memory.replay import MemoryOptions, complexity, keyword_entropy, replay_k
 from backend.memory.store import MemoryStore
+from backend.memory_records import MemoryEntry
 from models.llm import LLMError
 
 log = logging.getLogger(__name__)
@@ -48,11 +50,11 @@ class Recall:
     k_s: int
     k_p: int
     task_type: str
-    replayed: list[dict] = field(default_factory=list)
+    replayed: list[ReplayedEntry] = field(default_factory=list)
     rated: bool = True          # False: P(q) could not change the replay, so it was not asked
-    facts: list[dict] = field(default_factory=list)   # the replayed entries as stored
-    plans: list[dict] = field(default_factory=list)
-    pattern: dict | None = None
+    facts: list[MemoryEntry] = field(default_factory=list)   # the replayed entries as stored
+    plans: list[MemoryEntry] = field(default_factory=list)
+    pattern: MemoryEntry | None = None
     contradicted: list[str] = field(default_factory=list)  # facts the tables disagreed with
 
     @property
@@ -62,13 +64,15 @@ class Recall:
     def drop(self, fact_ids: list[str]) -> None:
         """Stop replaying facts the tables contradict: the planner must not read them."""
         self.contradicted += fact_ids
-        self.facts = [f for f in self.facts if f["id"] not in fact_ids]
-        self.replayed = [r for r in self.replayed if r["id"] not in fact_ids]
+        self.facts = [f for f in self.facts if f.id not in fact_ids]
+        self.replayed = [r for r in self.replayed if r.id not in fact_ids]
 
-    def trace(self) -> dict:
-        shown = {k: v for k, v in asdict(self).items() if k not in ("facts", "plans", "pattern")}
-        shown.update(p=round(self.p, 3), e=round(self.e, 3), complexity=round(self.complexity, 3))
-        return shown
+    def trace(self, trace: MemoryTrace) -> None:
+        """Report what was replayed, and why so much, in the answer's memory trace."""
+        trace.p, trace.e = round(self.p, 3), round(self.e, 3)
+        trace.complexity, trace.k_s, trace.k_p = round(self.complexity, 3), self.k_s, self.k_p
+        trace.task_type, trace.replayed, trace.rated = self.task_type, self.replayed, self.rated
+        trace.contradicted = self.contradicted
 
 
 def assess(question: str, ctx: ToolContext) -> Assessment:
@@ -87,7 +91,7 @@ _FACT_CANDIDATES = 20
 
 def recall(question: str, question_vector: np.ndarray, video_id: str, store: MemoryStore,
            options: MemoryOptions, rate: Callable[[], Assessment], min_similarity: float,
-           always_rate: bool = False, fits: Callable[[dict], bool] = lambda fact: True) -> Recall:
+           always_rate: bool = False, fits: Callable[[MemoryEntry], bool] = lambda fact: True) -> Recall:
     """rate: the LLM's rating, called only when it can change the replay (or always_rate);
     fits: whether a fact is about what this question names (its time, words, objects)."""
     facts = plans = []
@@ -106,26 +110,21 @@ def recall(question: str, question_vector: np.ndarray, video_id: str, store: Mem
         replay_k(complexity(0.0, e)) != replay_k(complexity(1.0, e))
     # The task type that picks the decision pattern: the most similar validated workflow's,
     # where one is replayed, else the rating's.
-    nearest_type = plans[0].get("task_type", "") if plans else ""
+    nearest_type = plans[0].task_type if plans else ""
     rated = always_rate or choices or (patterns and not nearest_type)
     assessment = rate() if rated else Assessment(task_type="descriptive", complexity=0.0)
     c = complexity(assessment.complexity, e)
     k_s, k_p = options.fixed_k or (replay_k(c), replay_k(c))
     facts, plans = facts[:k_s], plans[:k_p]
     pattern = store.pattern(nearest_type or assessment.task_type) if patterns else None
-    replayed = [_replayed(h) for h in facts + plans]
-    if pattern:
-        replayed.append(_replayed({**pattern, "similarity": None}))
+    replayed = [_replayed(h) for h in facts + plans + ([pattern] if pattern else [])]
     store.count_replays(replayed)
     return Recall(p=assessment.complexity, e=e, complexity=c, k_s=k_s, k_p=k_p,
                   task_type=assessment.task_type if rated else "", replayed=replayed,
                   rated=rated, facts=facts, plans=plans, pattern=pattern)
 
 
-def _replayed(hit: dict) -> dict:
-    similarity = hit.get("similarity")
-    return {"id": hit["id"], "kind": hit["kind"], "text": hit["text"],
-            "question": hit.get("question", ""),
-            "similarity": None if similarity is None else round(float(similarity), 3),
-            "video_id": hit.get("video_id", ""), "times": list(hit.get("times") or []),
-            "answer": hit.get("answer", "")}
+def _replayed(hit: MemoryEntry) -> ReplayedEntry:
+    return ReplayedEntry(id=hit.id, kind=hit.kind, text=hit.text, question=hit.question,
+                         similarity=None if hit.similarity is None else round(float(hit.similarity), 3),
+                         video_id=hit.video_id, times=list(hit.times or []), answer=hit.answer)

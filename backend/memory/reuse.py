@@ -22,6 +22,7 @@ from backend.agent import queries
 from backend.agent.planner import GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import observed, parse_instance_ids
+from backend.memory_records import MemoryEntry
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +68,10 @@ def asked_of(question: str, duration: float) -> Asked:
                  words=tuple(_QUOTED.findall(question)), ids=tuple(parse_instance_ids(question)))
 
 
-def fact_asked(fact: dict, duration: float) -> Asked:
+def fact_asked(fact: MemoryEntry, duration: float) -> Asked:
     """What a stored fact's question asked; for facts stored before it was kept, read again
     from their question."""
-    return Asked.from_json(fact.get("asked") or "") or asked_of(fact.get("question") or "", duration)
+    return Asked.from_json(fact.asked or "") or asked_of(fact.question or "", duration)
 
 
 def rerun(step: dict, question: str,
@@ -132,36 +133,36 @@ class Replayed:
     contradicted: list[str]
 
 
-def first_step(facts: list[dict], plans: list[dict], question: str,
+def first_step(facts: list[MemoryEntry], plans: list[MemoryEntry], question: str,
                tables: queries.VideoTables) -> Replayed:
     """Check the replayed facts that a typed query computed (same time: the recall kept only
     those), then try the workflows' typed queries, most similar first. The first that fits is
     run as the first step."""
     contradicted, given = [], None
     for fact in facts:
-        stored = json.loads(fact.get("query") or "{}")
+        stored = json.loads(fact.query or "{}")
         if not stored:
             continue  # the model's reading: nothing to check it with
         ran = rerun(stored, question, tables)
         if ran is None or (ran[0].support == "computed" and ran[0].value != stored["value"]):
-            log.info("replayed fact %s dropped: the tables give %r, not %r", fact["id"],
+            log.info("replayed fact %s dropped: the tables give %r, not %r", fact.id,
                      ran and ran[0].value, stored["value"])
-            contradicted.append(fact["id"])
+            contradicted.append(fact.id)
         elif given is None:
             given = _given(*ran, stored["tool"], question, fact, "a checked fact")
     for plan in plans:
         if given is not None:
             break
-        stored = deciding_query(plan.get("workflow") or [])
+        stored = deciding_query(plan.workflow or [])
         if stored and (ran := rerun(stored, question, tables)):
             given = _given(*ran, stored["tool"], question, plan, "a workflow")
     return Replayed(given, contradicted)
 
 
 def _given(result: queries.Result, query: queries.TypedQuery, tool: str, question: str,
-           entry: dict, what: str) -> GivenStep:
+           entry: MemoryEntry, what: str) -> GivenStep:
     return GivenStep(tool=tool, tool_input=question,
-                     thought=f"replayed the typed query of {what} ({entry['id']}) learned from "
-                             f"\"{entry.get('question', '')}\", with this question's time and words",
+                     thought=f"replayed the typed query of {what} ({entry.id}) learned from "
+                             f"\"{entry.question}\", with this question's time and words",
                      observation=observed(result, query),
-                     replayed={"id": entry["id"], "kind": entry["kind"]})
+                     replayed=entry.ref)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import cached_property
 from typing import Callable
@@ -31,6 +32,7 @@ from backend.errors import InputError, NotFoundError
 from backend.factory import embedder_for
 from backend.library import Library
 from backend.memory import vectors
+from backend.memory_records import MemoryEntry, ReplayCount
 
 KINDS = ("semantic", "procedural", "pattern", "episodic")
 _TABLES = {"semantic": "semantic", "procedural": "procedural", "pattern": "patterns"}
@@ -146,8 +148,9 @@ class MemoryStore:
                         "vector": vector.astype(np.float32)}])
         return entry_id
 
-    def count_replays(self, entries: list[dict]) -> None:
-        """One more replay for each entry (dicts with id, kind, video_id, text)."""
+    def count_replays(self, entries: list) -> None:
+        """One more replay for each entry (anything with id, kind, video_id and text: a
+        MemoryEntry, a replayed one)."""
         if not entries:
             return
         db = self._replays()
@@ -158,16 +161,16 @@ class MemoryStore:
                                "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(id) DO UPDATE SET "
                                "replays = replays + 1, last_replayed = excluded.last_replayed, "
                                "text = excluded.text",
-                               [e["id"], e["kind"], e.get("video_id", ""), e["text"][:500], _now()])
+                               [e.id, e.kind, e.video_id, e.text[:500], _now()])
         finally:
             db.close()
 
     def delete(self, entry_id: str) -> None:
         entry = self.get(entry_id)
-        if entry["kind"] == "episodic":
+        if entry.kind == "episodic":
             raise InputError("Episodic memory is part of a video's ingest; delete the video instead.")
         with self._lock:
-            self._table(entry["kind"]).delete(_id_filter(entry_id))
+            self._table(entry.kind).delete(_id_filter(entry_id))
         self._drop_counts("id = ?", [entry_id])
 
     def forget_video(self, video_id: str) -> int:
@@ -194,7 +197,7 @@ class MemoryStore:
 
     def search(self, text: str | None = None, kind: str | None = None, video_id: str | None = None,
                k: int = 10, min_similarity: float | None = None,
-               vector: np.ndarray | None = None, scale: str | None = None) -> list[dict]:
+               vector: np.ndarray | None = None, scale: str | None = None) -> list[MemoryEntry]:
         """Entries whose question is most similar to `text` (or `vector`), best first.
 
         scale: for episodic memory, search one temporal scale only."""
@@ -212,17 +215,17 @@ class MemoryStore:
             where = f"video_id = '{_quote(video_id)}'" if video_id and name == "semantic" else None
             hits += [self._public(name, row) for row in
                      vectors.search(table, vector, k, where=where, min_similarity=min_similarity)]
-        hits.sort(key=lambda h: -h["similarity"])
+        hits.sort(key=lambda h: -h.similarity)
         return self._with_counts(hits[:k])
 
-    def pattern(self, task_type: str) -> dict | None:
+    def pattern(self, task_type: str) -> MemoryEntry | None:
         table = self._table("pattern")
         if table is None:
             return None
         rows = table.search().where(f"task_type = '{_quote(task_type)}'").limit(1).to_list()
         return self._with_counts([self._public("pattern", rows[0])])[0] if rows else None
 
-    def list(self, kind: str | None = None, video_id: str | None = None) -> list[dict]:
+    def list(self, kind: str | None = None, video_id: str | None = None) -> list[MemoryEntry]:
         if kind and kind not in KINDS:
             raise InputError(f"Unknown memory type '{kind}': choose one of {', '.join(KINDS)}.")
         entries = []
@@ -238,13 +241,13 @@ class MemoryStore:
             rows = table.to_arrow().drop_columns(["vector"]).to_pylist()
             entries += [self._public(name, r) for r in rows
                         if not video_id or name != "semantic" or r["video_id"] == video_id]
-        entries.sort(key=lambda e: e.get("created_at") or "")
+        entries.sort(key=lambda e: e.created_at or "")
         return self._with_counts(entries)
 
-    def get(self, entry_id: str) -> dict:
+    def get(self, entry_id: str) -> MemoryEntry:
         if entry_id.startswith("episodic:"):
             video_id = _episodic_video_id(entry_id)
-            found = [e for e in self._episodic_rows(video_id) if e["id"] == entry_id]
+            found = [e for e in self._episodic_rows(video_id) if e.id == entry_id]
         else:
             found = []
             for name in ("semantic", "procedural", "pattern"):
@@ -263,49 +266,45 @@ class MemoryStore:
             return 0
         return table.count_rows(f"task_type = '{_quote(task_type)}'" if task_type else None)
 
-    def replay_counts(self) -> list[dict]:
+    def replay_counts(self) -> list[ReplayCount]:
         db = self._replays()
         try:
-            return [dict(r) for r in db.query(
+            return [ReplayCount(**r) for r in db.query(
                 "SELECT id, kind, video_id, text, replays, last_replayed FROM replays "
                 "ORDER BY replays DESC, last_replayed DESC")]
         finally:
             db.close()
 
-    def _with_counts(self, entries: list[dict]) -> list[dict]:
+    def _with_counts(self, entries: list[MemoryEntry]) -> list[MemoryEntry]:
         if not entries:
             return entries
         # Only these entries' counts: this runs on every search, the table grows with every replay.
-        ids = [e["id"] for e in entries]
+        ids = [e.id for e in entries]
         if not (self.path / "replays.db").is_file():  # nothing replayed yet: create nothing
-            for e in entries:
-                e["replays"] = 0
-            return entries
+            return [replace(e, replays=0) for e in entries]
         db = self._replays()
         try:
             counts = {r["id"]: r["replays"] for r in db.query(
                 f"SELECT id, replays FROM replays WHERE id IN ({', '.join('?' * len(ids))})", ids)}
         finally:
             db.close()
-        for e in entries:
-            e["replays"] = counts.get(e["id"], 0)
-        return entries
+        return [replace(e, replays=counts.get(e.id, 0)) for e in entries]
 
     @staticmethod
-    def _public(kind: str, row: dict) -> dict:
+    def _public(kind: str, row: dict) -> MemoryEntry:
         row = {k: v for k, v in row.items() if k not in ("vector", "_distance")}
         if "workflow" in row:
             row["workflow"] = json.loads(row["workflow"] or "[]")
         added = dict.fromkeys((f.name for f in _ADDED.get(kind, [])), "")  # rows older than them
-        return {"kind": kind, "answer": "", "task_type": "", "times": [], **added, **row}
+        return MemoryEntry(kind=kind, **{**added, **row})
 
-    def _episodic_rows(self, video_id: str) -> list[dict]:
+    def _episodic_rows(self, video_id: str) -> list[MemoryEntry]:
         folder = Library(self.settings.home).get(video_id).folder
         rows = episodic.rows(folder)
         return [self._episode(video_id, r) for r in rows]
 
     def _episodic_hits(self, vector: np.ndarray, video_id: str | None, k: int,
-                       scale: str | None) -> list[dict]:
+                       scale: str | None) -> list[MemoryEntry]:
         if not video_id:
             raise InputError("Searching episodic memory needs a video id (--video).")
         folder = Library(self.settings.home).get(video_id).folder
@@ -313,14 +312,11 @@ class MemoryStore:
                 for h in episodic.search(folder, vector, scale=scale, k=k)]
 
     @staticmethod
-    def _episode(video_id: str, row: dict) -> dict:
-        entry = {"id": episodic_id(video_id, row["scale"], row["t_start"]), "kind": "episodic",
-                 "video_id": video_id, "question": "", "text": row["text"], "answer": "",
-                 "task_type": "", "times": [row["t_start"], row["t_end"]], "scale": row["scale"],
-                 "created_at": ""}
-        if "similarity" in row:
-            entry["similarity"] = row["similarity"]
-        return entry
+    def _episode(video_id: str, row: dict) -> MemoryEntry:
+        return MemoryEntry(id=episodic_id(video_id, row["scale"], row["t_start"]), kind="episodic",
+                           video_id=video_id, text=row["text"],
+                           times=[row["t_start"], row["t_end"]], scale=row["scale"],
+                           similarity=row.get("similarity"))
 
 
 def _episodic_video_id(entry_id: str) -> str:
