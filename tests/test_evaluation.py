@@ -21,6 +21,7 @@ from backend.evaluation.questions import read_questions, read_video_map, resolve
 from backend.evaluation.runner import RunConfig, load_results, memory_options, run_eval
 from backend.memory.replay import MemoryOptions
 from tests.conftest import SHARED, VIDEOS, settings_for
+from tests.fakes import fake_answer
 
 DEV_QA = SHARED / "eval" / "dev-qa.csv"
 
@@ -188,14 +189,6 @@ def test_memory_and_replay_flags_map_to_memory_options():
 
 # --- runs with a fake agent ----------------------------------------------------------------------
 
-class FakeAnswer:
-    def __init__(self, d):
-        self.d = d
-
-    def as_dict(self):
-        return self.d
-
-
 class FakeAgent:
     """Answers option (qid mod 5), learns with 1 call; raises for chosen questions or after k calls."""
 
@@ -204,7 +197,7 @@ class FakeAgent:
         self.fail_on = set(fail_on)
         self.interrupt_after = interrupt_after
 
-    def __call__(self, video_id, question, settings, *, options, n_solutions, memory):
+    def __call__(self, video_id, question, settings, *, options, n_solutions, memory, learn_now):
         if self.interrupt_after is not None and len(self.calls) == self.interrupt_after:
             raise KeyboardInterrupt
         self.calls.append({"question": question, "n": n_solutions, "memory": memory,
@@ -212,16 +205,15 @@ class FakeAgent:
         if question in self.fail_on:
             raise RuntimeError("the LLM server went away")
         option = len(question) % len(options)
-        return FakeAnswer({
-            "answer": options[option], "option": option, "answered": True,
-            "tree": [{"id": 0}, {"id": 1}, {"id": 2}],
-            "usage": {"llm_calls": 4, "prompt_tokens": 1000, "completion_tokens": 50,
-                      "llm_seconds": 2.0, "other_seconds": 0.5},
-            "memory": {"k_s": 2, "k_p": 1, "complexity": 0.3,
-                       "replayed": [{"kind": "semantic"}, {"kind": "procedural"}],
-                       "learned": {"verdict": "valid", "usage": {
-                           "llm_calls": 1, "prompt_tokens": 300, "completion_tokens": 20,
-                           "llm_seconds": 0.7}}}})
+        return fake_answer(
+            question, options, option, tree=[{"id": 0}, {"id": 1}, {"id": 2}],
+            usage={"llm_calls": 4, "prompt_tokens": 1000, "completion_tokens": 50,
+                   "llm_seconds": 2.0, "other_seconds": 0.5},
+            memory={"k_s": 2, "k_p": 1, "complexity": 0.3,
+                    "replayed": [{"kind": "semantic"}, {"kind": "procedural"}],
+                    "learned": {"verdict": "valid", "usage": {
+                        "llm_calls": 1, "prompt_tokens": 300, "completion_tokens": 20,
+                        "llm_seconds": 0.7}}})
 
 
 def _ingest(path, settings):

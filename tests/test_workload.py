@@ -25,6 +25,7 @@ from backend.agent.timephrases import resolve
 from backend.evaluation import questions, workload
 from backend.evaluation import memory_bench as bench
 from tests.conftest import VIDEOS, clip
+from tests.fakes import fake_answer
 
 TUD = ["mot15_TUD-Campus.mp4", "mot15_TUD-Stadtmitte.mp4"]
 
@@ -190,7 +191,7 @@ def _fake_ask(questions_asked: list):
     """Memory off: 3 calls an answer, every answer right. Semantic/both: 3 calls and 2 learning
     until the fourth question, then 1 call from a replayed fact naming the option (the fifth
     answer is wrong, and its wrong fact is validated into memory)."""
-    def ask(video_id, question, settings, *, options, n_solutions, memory):
+    def ask(video_id, question, settings, *, options, n_solutions, memory, learn_now):
         k = len([q for q in questions_asked if q[0] == memory])
         questions_asked.append((memory, question))
         learn = memory.learn
@@ -201,8 +202,9 @@ def _fake_ask(questions_asked: list):
         # The fact decides only where ask says so: not on the sixth answer, though replayed.
         decided = {"id": "f", "kind": "semantic"} if replays and k < 5 else None
         learned = {"verdict": "valid", "entry_id": "e", "usage": {"llm_calls": 2, "prompt_tokens": 50}}
-        return SimpleNamespace(
-            option=chosen, usage={"llm_calls": 1 if replays else 3, "prompt_tokens": 100},
+        return fake_answer(
+            question, options, chosen,
+            usage={"llm_calls": 1 if replays else 3, "prompt_tokens": 100},
             memory={"replayed": replayed, "learned": learned, "decided_by": decided} if learn
             else {"enabled": False},
             confidence={"basis": "memory" if replays else "computed"})
