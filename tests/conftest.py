@@ -44,6 +44,13 @@ def settings_for(home: Path, **overrides) -> config.Settings:
     return replace(config.load(), home=home, **overrides)
 
 
+def leftovers(settings: config.Settings) -> list[str]:
+    """What HOME holds besides the library and memory: staging copies, lock files."""
+    home = settings.home
+    return sorted(str(p.relative_to(home)) for folder in (".staging", ".locks")
+                  if (home / folder).is_dir() for p in (home / folder).iterdir())
+
+
 @contextmanager
 def running_app(settings: config.Settings) -> Iterator[tuple[str, object]]:
     """The app on a free local port until the block ends: (its URL, the Gradio Blocks)."""

@@ -40,7 +40,7 @@ from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
 from models import weights
 from models.llama_server import get_embedded
-from tests.conftest import REPO, clip, running_app, schema_value, settings_for
+from tests.conftest import REPO, clip, leftovers, running_app, schema_value, settings_for
 from tests.fakes import chat_completion, send_json, serving
 
 CLIP = "mot15_TUD-Campus.mp4"          # the ingest that is killed: 2.8 s
@@ -105,13 +105,6 @@ def env_for(settings: Settings, **extra: str) -> dict:
     return {**os.environ, "MEMORYREEL_HOME": str(settings.home),
             "MEMORYREEL_MEMORY_DIR": str(settings.memory_path),
             "MEMORYREEL_TRACK_FPS": str(settings.track_fps), "PYTHONPATH": str(REPO), **extra}
-
-
-def leftovers(settings: Settings) -> list[str]:
-    """What HOME holds besides the library and memory: staging copies, lock files."""
-    home = settings.home
-    return sorted(str(p.relative_to(home)) for folder in (".staging", ".locks")
-                  if (home / folder).is_dir() for p in (home / folder).iterdir())
 
 
 # --- child processes ---------------------------------------------------------------------------
