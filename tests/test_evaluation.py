@@ -11,12 +11,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from backend.cli import main
 from backend.errors import InputError, NotFoundError
 from backend.evaluation import ablation, scoring
+from backend.evaluation.agent_bench import agent_bench
 from backend.evaluation.questions import read_questions, read_video_map, resolve_video
 from backend.evaluation.runner import RunConfig, load_results, memory_options, run_eval
 from backend.memory.replay import MemoryOptions
@@ -326,6 +328,35 @@ def test_ablation_varies_one_factor_at_a_time(tmp_path):
     assert (MemoryOptions.off(), 2) in seen and (MemoryOptions(), 4) in seen
     assert (MemoryOptions(fixed_k=(3, 2)), 2) in seen
     assert result["table"].count("\n") == 12 and (tmp_path / "abl" / "ablation.md").is_file()
+
+
+def test_bench_agent_asks_every_agent_apart_and_records_a_failed_ingest(tmp_path, monkeypatch):
+    import backend.ingest
+
+    def ingest(path, settings):
+        if path.name.startswith("intel_car"):
+            raise InputError("codec not supported")
+        return SimpleNamespace(video_id=f"id-{path.stem}")
+    monkeypatch.setattr(backend.ingest, "ingest", ingest)
+    agent, lines = FakeAgent(), []
+    result = agent_bench(DEV_QA, VIDEOS, settings_for(tmp_path / "home"), ask_fn=agent,
+                         progress=lines.append)
+    assert result["agents"] == ["grounded", "sql"] and result["questions"] == 14
+    assert len(agent.calls) == 2 * 11, "the 3 questions on the failed video are not asked"
+    assert len({c["memory_dir"] for c in agent.calls}) == 2, "each agent has its own memory"
+    truth = {(q.video, q.qid): q.answer for q in read_questions(DEV_QA)}
+    for run in result["runs"].values():
+        failed = [r for r in run["results"] if r["video"].startswith("intel_car")]
+        assert len(failed) == 3 and all(
+            r["predicted"] is None and not r["correct"] and r["llm_calls"] == 0
+            and "codec not supported" in r["answer"] for r in failed)
+        right = sum(r["predicted"] == truth[(r["video"], r["qid"])] for r in run["results"])
+        summary = run["summary"]
+        assert (summary["questions"], summary["correct"]) == (14, right)
+        assert summary["llm_calls_mean"] == round(4 * 11 / 14, 2)
+        assert summary["learning_seconds_mean"] == round(0.7 * 11 / 14, 2)
+    assert sum("ERROR RuntimeError: ingest failed: InputError: codec not supported" in line
+               for line in lines) == 6
 
 
 def test_report_is_regenerated_from_the_jsonl(tmp_path):
