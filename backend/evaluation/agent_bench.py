@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backend.config import AGENTS, Settings
 from backend.errors import InputError
-from backend.evaluation.harness import (AnswerFigures, Asked, AskFn, ask_one, files_in,
+from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
                                         ingest_videos, start_llm)
 from backend.evaluation.questions import choice_rows
 
@@ -43,22 +43,22 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
             run_settings = replace(settings, agent=agent, memory_dir=str(Path(memory_root) / agent))
             results = []
             for row in rows:
-                asked = ask_one(video_ids[row["video"]], row["question"], row["options"],
+                outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
                                 run_settings, n_solutions=n_solutions, ask_fn=ask_fn)
-                result = _agent_result(row, asked)
+                result = _agent_result(row, outcome)
                 results.append(result)
-                progress(_progress_line(agent, row, result, asked.error))
+                progress(_progress_line(agent, row, result, outcome.error))
             runs[agent] = {"summary": _agent_summary(results), "results": results}
     return {"questions": len(rows), "n_solutions": n_solutions or settings.n_solutions,
             "agents": list(agents), "runs": runs}
 
 
-def _agent_result(row: dict, asked: Asked) -> dict:
-    f = asked.figures or AnswerFigures(option=None, text=asked.error, answered=False)
+def _agent_result(row: dict, outcome: Outcome) -> dict:
+    f = outcome.figures or AnswerFigures(option=None, text=outcome.error, answered=False)
     return {"video": row["video"], "qid": row["qid"], "type": row["type"],
             "question": row["question"], "predicted": f.option, "truth": row["answer"],
             "correct": f.option == row["answer"], "answer": f.text,
-            "seconds": round(asked.seconds, 2), "llm_calls": f.llm_calls,
+            "seconds": round(outcome.seconds, 2), "llm_calls": f.llm_calls,
             "prompt_tokens": f.prompt_tokens, "completion_tokens": f.completion_tokens,
             "llm_seconds": f.llm_seconds, "other_seconds": f.other_seconds,
             "learning_calls": f.learn_calls, "learning_seconds": f.learn_llm_seconds,

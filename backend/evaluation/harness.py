@@ -1,9 +1,10 @@
-"""Ingest these videos, then ask these questions: what `bench agent`, `bench memory` and `eval` share.
+"""Ingest these videos, then ask these questions: what `bench agent`, `bench memory` and `eval`
+share.
 
 Each video is ingested once (the library keeps it, so a later run finds it without decoding),
 and one that fails to ingest is recorded against its questions instead of stopping the run.
 Each question is asked with its caller's settings and memory options, learning done right after
-the answer but timed apart, and comes back as `Asked`: the figures every command reports. An
+the answer but timed apart, and comes back as `Outcome`: the figures every command reports. An
 answer's fields are read in one place, `read_answer`, so a change to `Answer` changes one function.
 Each command keeps its own extras (eval's run folder and resume, bench memory's configurations,
 bench agent's percentiles).
@@ -57,7 +58,7 @@ class AnswerFigures:
 
 
 @dataclass(frozen=True)
-class Asked:
+class Outcome:
     """One question asked: its figures, or the error that stopped it (then `figures` is None)."""
     video_id: str | None
     figures: AnswerFigures | None
@@ -80,18 +81,16 @@ def ingest_videos(files: dict[str, Path], settings: Settings,
 
 def _try_ingest(ingest_fn: IngestFn, path: Path, settings: Settings) -> str | Exception:
     try:
-        video_id = ingest_fn(path, settings)
+        return ingest_fn(path, settings)
     except Exception as e:  # recorded against each of the video's questions
         log.warning("ingest of %s failed: %s", path, e)
         return e
-    log.info("ingested %s as %s", path.name, video_id)
-    return video_id
 
 
 def ask_one(video_id: str | Exception, question: str, options: list[str] | None,
             settings: Settings, *, n_solutions: int | None = None,
-            memory: MemoryOptions | None = None, ask_fn: AskFn | None = None) -> Asked:
-    """Ask one question and learn from the answer; any failure is an `Asked` with its error."""
+            memory: MemoryOptions | None = None, ask_fn: AskFn | None = None) -> Outcome:
+    """Ask one question and learn from the answer; any failure is an `Outcome` with its error."""
     ask_fn = ask_fn or _default_ask
     started = time.monotonic()
     try:
@@ -105,19 +104,19 @@ def ask_one(video_id: str | Exception, question: str, options: list[str] | None,
         figures = read_answer(answer)
     except Exception as e:  # any failure is a result: recorded, counted wrong, never dropped
         log.warning("question %r failed: %s", question, e)
-        return Asked(video_id=None if isinstance(video_id, Exception) else video_id,
-                     figures=None, seconds=time.monotonic() - started,
-                     error=f"{type(e).__name__}: {e}")
-    return Asked(video_id=video_id, figures=figures, seconds=answered_at - started,
-                 learn_seconds=learned_at - answered_at)
+        return Outcome(video_id=None if isinstance(video_id, Exception) else video_id,
+                       figures=None, seconds=time.monotonic() - started,
+                       error=f"{type(e).__name__}: {e}")
+    return Outcome(video_id=video_id, figures=figures, seconds=answered_at - started,
+                   learn_seconds=learned_at - answered_at)
 
 
 def read_answer(answer) -> AnswerFigures:
     """The one place that reads an Answer's fields (usage, memory trace, confidence, tree)."""
     usage = answer.usage or {}
     memory = answer.memory or {}
-    learned = memory.get("learned")
-    learn_usage = (learned or {}).get("usage") or {}
+    learned = memory.get("learned") or {}
+    learn_usage = learned.get("usage") or {}
     confidence = answer.confidence or {}
     tree = answer.tree or []
     leaves = [n for n in tree if n.get("failure") is not None or n.get("answer") is not None]
@@ -130,8 +129,7 @@ def read_answer(answer) -> AnswerFigures:
         learn_prompt_tokens=learn_usage.get("prompt_tokens", 0),
         learn_completion_tokens=learn_usage.get("completion_tokens", 0),
         learn_llm_seconds=learn_usage.get("llm_seconds", 0.0),
-        learn_verdict=(learned or {}).get("verdict"),
-        learned_entry=bool((learned or {}).get("entry_id")),
+        learn_verdict=learned.get("verdict"), learned_entry=bool(learned.get("entry_id")),
         replayed_kinds=tuple(r.get("kind") for r in memory.get("replayed") or []),
         decided_kind=(memory.get("decided_by") or {}).get("kind"),
         k_s=memory.get("k_s"), k_p=memory.get("k_p"), complexity=memory.get("complexity"),

@@ -22,7 +22,7 @@ from typing import Callable
 
 from backend.config import Settings
 from backend.errors import InputError
-from backend.evaluation.harness import (AnswerFigures, Asked, AskFn, ask_one, files_in,
+from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
                                         ingest_videos, start_llm)
 from backend.evaluation.questions import choice_rows
 from backend.memory.replay import MemoryOptions
@@ -78,11 +78,11 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
             with tempfile.TemporaryDirectory(prefix=f"memoryreel-bench-memory-{name}-") as tmp:
                 run_settings = replace(settings, memory_dir=tmp)
                 for index, row in enumerate(rows):
-                    asked = ask_one(video_ids[row["video"]], row["question"], row["options"],
+                    outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
                                     run_settings, n_solutions=n_solutions, memory=CONFIGS[name],
                                     ask_fn=answer)
                     label = labels.get((row["video"], row["qid"]), {})
-                    record = _record(name, index, row, label, asked)
+                    record = _record(name, index, row, label, outcome)
                     records.append(record)
                     if out:
                         out.write(json.dumps(record) + "\n")
@@ -95,8 +95,8 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                      chart=chart)
 
 
-def _record(config: str, index: int, row: dict, label: dict, asked: Asked) -> dict:
-    f = asked.figures or AnswerFigures(option=None, text=None, answered=False)
+def _record(config: str, index: int, row: dict, label: dict, outcome: Outcome) -> dict:
+    f = outcome.figures or AnswerFigures(option=None, text=None, answered=False)
     facts = sum(kind == "semantic" for kind in f.replayed_kinds)
     correct = f.option == row["answer"]
     verdict = f.learn_verdict or "off"
@@ -108,7 +108,7 @@ def _record(config: str, index: int, row: dict, label: dict, asked: Asked) -> di
         "chosen": f.option, "correct": correct,
         "answer_calls": f.llm_calls, "answer_prompt_tokens": f.prompt_tokens,
         "learn_calls": f.learn_calls, "learn_prompt_tokens": f.learn_prompt_tokens,
-        "seconds": round(asked.seconds + asked.learn_seconds, 3),
+        "seconds": round(outcome.seconds + outcome.learn_seconds, 3),
         "replayed": len(f.replayed_kinds), "replayed_facts": facts,
         "replayed_plans": len(f.replayed_kinds) - facts,
         "basis": f.basis or "",

@@ -26,7 +26,7 @@ from typing import Callable
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import report
-from backend.evaluation.harness import (AnswerFigures, Asked, AskFn, IngestFn, ask_one,
+from backend.evaluation.harness import (AnswerFigures, AskFn, IngestFn, Outcome, ask_one,
                                         ingest_videos)
 from backend.evaluation.report import RESULTS, load_results
 from backend.evaluation.questions import Question, read_questions, read_video_map, resolve_video
@@ -105,10 +105,10 @@ def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, 
         for position, q in enumerate(questions, start=1):
             if q.key in done:
                 continue
-            asked = ask_one(video_ids[q.video], q.question, list(q.options or []) or None,
+            outcome = ask_one(video_ids[q.video], q.question, list(q.options or []) or None,
                             run_settings, n_solutions=config.n_solutions, memory=options,
                             ask_fn=ask_fn)
-            record = _record(q, asked)
+            record = _record(q, outcome)
             record["position"] = position
             sink.write(json.dumps(record, default=str) + "\n")
             sink.flush()
@@ -152,12 +152,12 @@ def _prepare(out: Path, meta: dict, resume: bool, keep_memory: bool) -> tuple[se
     return set(), meta
 
 
-def _record(q: Question, asked: Asked) -> dict:
+def _record(q: Question, outcome: Outcome) -> dict:
     record = _blank_record(q)
-    record.update(video_id=asked.video_id, error=asked.error,
-                  seconds=round(asked.seconds + asked.learn_seconds, 2))
-    if asked.figures:
-        _fill(record, q, asked.figures)
+    record.update(video_id=outcome.video_id, error=outcome.error,
+                  seconds=round(outcome.seconds + outcome.learn_seconds, 2))
+    if outcome.figures:
+        _fill(record, q, outcome.figures)
     return record
 
 
