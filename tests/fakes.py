@@ -19,7 +19,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-from backend.ask import Answer
 from models.llm import Reply, Usage
 from models.types import Detection, Pose, SpeechSegment, TextItem
 
@@ -63,9 +62,11 @@ def step(action, action_input, thought="t"):
 
 def fake_answer(question: str, options: list[str] | None, option: int | None, *,
                 usage: dict | None = None, memory: dict | None = None,
-                confidence: dict | None = None, tree: list[dict] | None = None) -> Answer:
+                confidence: dict | None = None, tree: list[dict] | None = None):
     """An answer with the given option, cost, memory trace and planner tree; learning, if the
     trace holds any, counts as already done."""
+    from backend.ask import Answer  # the agent's imports, only for the tests that need them
+
     text = options[option] if options and option is not None else "could not answer"
     return Answer(video_id="fake", question=question, standalone_question=question,
                   options=options, answer=text, option=option, answered=option is not None,
