@@ -1,13 +1,11 @@
-"""Benchmarks that print figures. Ratios are measured side by side in one run, never asserted.
+"""Ingest and tracking benchmarks that print figures. Ratios are measured side by side in one
+run, never asserted.
 
 `bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
 file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own. With
 `--vary VARIABLE=A,B` it ingests PATH once per value of that setting instead, side by side in one
 run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy machine. Each run
 also reports its CPU seconds, which other processes' load changes far less than wall time.
-`bench agent`: asks every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv)
-as multiple choice, ingesting its clips into the library first where needed, once per agent
-(the grounded one and the earlier free-SQL one by default), side by side in one run.
 `bench tracking`: ingests each MOT-layout sequence with tracking alone (no speech, text or
 moving objects), once per compared setting, and scores the tracks against the ground truth.
 """
@@ -15,21 +13,15 @@ moving objects), once per compared setting, and scores the tracks against the gr
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
-import time
-from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import av
 
-from backend.answer import Answer, Cost, Lesson
-from backend.config import AGENTS, Settings
-from backend.errors import InputError
+from backend.config import Settings
 
 
 def concat_copies(source: Path, target: Path, copies: int) -> None:
@@ -178,86 +170,3 @@ def _median(values: list[float]) -> float:
     ordered = sorted(values)
     middle = len(ordered) // 2
     return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 2)
-
-
-def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
-                limit: int | None = None, agents: tuple[str, ...] = ("grounded", "sql"),
-                progress=print) -> dict:
-    """Every question of the file asked by each agent in `agents`, one after the other in one
-    run, each with its own empty memory (so the first answers learn, as a new user's would).
-
-    Seconds to the answer are wall-clock from the question to the answer, learning excluded
-    (and the embedded LLM server's start-up, done before the first question); learning's
-    seconds are reported apart.
-    """
-    from backend.ask import ask
-    from backend.evaluation.questions import choice_rows
-    from backend.ingest import ingest
-
-    if unknown := [a for a in agents if a not in AGENTS]:
-        raise InputError(f"Unknown agent {', '.join(unknown)}: choose from {', '.join(AGENTS)}.")
-    rows = choice_rows(questions)[:limit]
-    video_ids = {}
-    for name in dict.fromkeys(r["video"] for r in rows):
-        video_ids[name] = ingest(videos / name, settings).video_id
-    from backend.ask import check_llm
-
-    check_llm(settings)  # start the embedded server first: its start-up is no answer's time
-    runs = {}
-    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-memory-") as memory_root:
-        for agent in agents:
-            run_settings = replace(settings, agent=agent, memory_dir=str(Path(memory_root) / agent))
-            results = []
-            for row in rows:
-                started = time.monotonic()
-                answer = ask(video_ids[row["video"]], row["question"], run_settings,
-                             options=row["options"], n_solutions=n_solutions, learn_now=False)
-                seconds = time.monotonic() - started
-                learned = answer.learn()
-                result = _agent_result(row, answer, seconds, learned)
-                results.append(result)
-                progress(f"{agent:>8}  {'right' if result['correct'] else 'wrong'}  {row['video']} "
-                         f"q{row['qid']} ({row['type']}): predicted {answer.option}, truth "
-                         f"{row['answer']}; {result['llm_calls']} calls, {result['seconds']} s, "
-                         f"confidence {result['confidence']} ({result['basis']})")
-            runs[agent] = {"summary": _agent_summary(results), "results": results}
-    return {"questions": len(rows), "n_solutions": n_solutions or settings.n_solutions,
-            "agents": list(agents), "runs": runs}
-
-
-def _agent_result(row: dict, answer: Answer, seconds: float, learned: Lesson | None) -> dict:
-    leaves = [n for n in answer.tree if n["failure"] is not None or n["answer"] is not None]
-    learning = (learned and learned.usage) or Cost()
-    level, basis = (answer.confidence.level, answer.confidence.basis) if answer.confidence \
-        else ("none", "none")
-    return {"video": row["video"], "qid": row["qid"], "type": row["type"],
-            "question": row["question"], "predicted": answer.option, "truth": row["answer"],
-            "correct": answer.option == row["answer"], "answer": answer.answer,
-            "seconds": round(seconds, 2), **answer.usage.as_dict(),
-            "learning_calls": learning.llm_calls, "learning_seconds": learning.llm_seconds,
-            "format_failures": sum(1 for n in leaves if (n["failure"] or "").startswith("bad format")),
-            "confidence": level, "basis": basis}
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 2)
-
-
-def _agent_summary(results: list[dict]) -> dict:
-    n = len(results)
-    mean = lambda key: round(sum(r[key] for r in results) / n, 2)  # noqa: E731
-    return {"questions": n, "correct": sum(r["correct"] for r in results),
-            "accuracy": round(sum(r["correct"] for r in results) / n, 3),
-            "seconds_p50": _percentile([r["seconds"] for r in results], 0.5),
-            "seconds_p95": _percentile([r["seconds"] for r in results], 0.95),
-            "llm_calls_p50": _percentile([r["llm_calls"] for r in results], 0.5),
-            "llm_calls_mean": mean("llm_calls"), "prompt_tokens_mean": mean("prompt_tokens"),
-            "completion_tokens_mean": mean("completion_tokens"),
-            "learning_seconds_mean": mean("learning_seconds"),
-            "format_failures": sum(r["format_failures"] for r in results),
-            "confidence": dict(Counter(r["confidence"] for r in results)),
-            "accuracy_by_confidence": {
-                level: f"{sum(r['correct'] for r in results if r['confidence'] == level)}/"
-                       f"{sum(1 for r in results if r['confidence'] == level)}"
-                for level in dict.fromkeys(r["confidence"] for r in results)}}

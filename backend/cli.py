@@ -242,7 +242,7 @@ def _print_ingest_bench(payload: dict) -> None:
 
 
 def _bench_agent(args, settings) -> dict:
-    from backend import bench
+    from backend.evaluation import agent_bench as bench
 
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.agent_bench(Path(args.questions), Path(args.videos), settings,

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import random
 import socket
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from backend import config
+from tests.fakes import base_url, send, serving
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMORYREEL_SHARED", REPO.parent / "shared"))
@@ -31,10 +33,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def closed_endpoint() -> str:
+    """An OpenAI base URL where nothing listens: the LLM is down."""
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
 def settings_for(home: Path, **overrides) -> config.Settings:
     """Settings from the environment with the library moved to `home`."""
     from dataclasses import replace
     return replace(config.load(), home=home, **overrides)
+
+
+def leftovers(settings: config.Settings) -> list[str]:
+    """What HOME holds besides the library and memory: staging copies, lock files."""
+    home = settings.home
+    return sorted(str(p.relative_to(home)) for folder in (".staging", ".locks")
+                  if (home / folder).is_dir() for p in (home / folder).iterdir())
+
+
+@contextmanager
+def running_app(settings: config.Settings) -> Iterator[tuple[str, object]]:
+    """The app on a free local port until the block ends: (its URL, the Gradio Blocks)."""
+    from app.ui import launch
+
+    port = free_port()
+    demo = launch(settings, port=port, prevent_thread_lock=True)
+    try:
+        yield f"http://127.0.0.1:{port}/", demo
+    finally:
+        demo.close()
 
 
 @pytest.fixture(scope="session")
@@ -56,15 +83,6 @@ def ingested(library_settings):
     return get
 
 
-def send(handler: BaseHTTPRequestHandler, status: int, content_type: str, body: bytes) -> None:
-    """One complete HTTP reply from a fake server's handler."""
-    handler.send_response(status)
-    handler.send_header("Content-Type", content_type)
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
 class _Garbage(BaseHTTPRequestHandler):
     """Answers every POST with an HTML page: a proxy or a wrong URL, not an OpenAI endpoint."""
 
@@ -79,10 +97,8 @@ class _Garbage(BaseHTTPRequestHandler):
 @pytest.fixture
 def garbage_endpoint():
     """The base URL of a local server that answers chat requests with garbage."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)) as server:
+        yield base_url(server)
 
 
 def schema_value(schema: dict, defs: dict, rng: random.Random, texts: list[str]):

@@ -14,7 +14,7 @@ from backend.agent.tools import ToolContext, sub_task_tools
 from backend.library import Library, content_hash
 from backend.sql_runner import run_query
 from models.llm import Usage
-from tests.test_planner import ScriptedLLM
+from tests.fakes import ScriptedLLM
 
 
 def _entry(ingested, settings, name):

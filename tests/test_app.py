@@ -18,25 +18,17 @@ from gradio_client.exceptions import AppError, AuthenticationError
 
 from app import session
 from app.api import answer_question, memory_store
-from app.ui import launch
-from tests.conftest import clip, free_port, settings_for
+from tests.conftest import clip, closed_endpoint, running_app, settings_for
 
 CLIP = "mot15_TUD-Campus.mp4"
 OPTIONS = ["2", "3", "4", "5", "6"]
 
 
-def closed_endpoint() -> str:
-    """An OpenAI base URL where nothing listens: the LLM is down."""
-    return f"http://127.0.0.1:{free_port()}/v1"
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     settings = settings_for(tmp_path_factory.mktemp("app-library"), llm_size="0.5b")
-    port = free_port()
-    demo = launch(settings, port=port, prevent_thread_lock=True)
-    yield settings, f"http://127.0.0.1:{port}/", demo
-    demo.close()
+    with running_app(settings) as (url, demo):
+        yield settings, url, demo
 
 
 @pytest.fixture(scope="module")
@@ -152,13 +144,8 @@ def test_llm_down_reads_as_a_message(server, client):
 
 def test_login_is_required_when_auth_is_set(server):
     settings = replace(server[0], auth="ada:lovelace")
-    port = free_port()
-    demo = launch(settings, port=port, prevent_thread_lock=True)
-    try:
-        url = f"http://127.0.0.1:{port}/"
+    with running_app(settings) as (url, _):
         with pytest.raises(AuthenticationError, match="credentials were not provided"):
             Client(url, verbose=False)
         assert Client(url, auth=("ada", "lovelace"), verbose=False).view_api(
             print_info=False, return_format="dict")["named_endpoints"].keys() >= {"/ingest", "/ask"}
-    finally:
-        demo.close()

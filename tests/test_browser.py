@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from app.ui import launch
-from tests.conftest import REPO, clip, free_port, settings_for
+from tests.conftest import REPO, clip, closed_endpoint, running_app, settings_for
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
@@ -29,16 +28,13 @@ def page(tmp_path_factory):
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does this)")
     settings = settings_for(tmp_path_factory.mktemp("browser-library"), llm_size="0.5b")
-    port = free_port()
-    demo = launch(settings, port=port, prevent_thread_lock=True)
-    with sync_playwright() as p:
+    with running_app(settings) as (url, _), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(f"http://127.0.0.1:{port}/")
+        page.goto(url)
         yield page
         browser.close()
-    demo.close()
 
 
 def _ask(page: Page, question: str, options: list[str], answers_before: int) -> str:
@@ -142,7 +138,7 @@ def test_memory_inspector_and_sql(page: Page):
 
 def test_settings_report_an_unreachable_llm(page: Page):
     page.get_by_role("tab", name="Settings").click()
-    page.locator("#llm-url textarea, #llm-url input").first.fill(f"http://127.0.0.1:{free_port()}/v1")
+    page.locator("#llm-url textarea, #llm-url input").first.fill(closed_endpoint())
     page.locator("#settings-test").click()
     expect(page.locator("#connection")).to_contain_text("Cannot use this LLM", timeout=60_000)
     expect(page.locator("#connection")).to_contain_text("cannot reach")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
 import threading
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,8 +29,8 @@ from backend.library import Library
 from backend.sql_runner import run_query
 from backend.suggest import suggest
 from models.llama_server import parser, server_arguments, server_params
-from tests.conftest import clip, send, settings_for
-from tests.test_planner import ScriptedLLM
+from tests.conftest import clip, closed_endpoint, settings_for
+from tests.fakes import ScriptedLLM, base_url, chat_completion, send_json, serving
 
 CAPTIONS = ["A yellow kayak is tied to a red post beside the path.",
             "A street musician plays a green accordion near the shop windows.",
@@ -54,12 +53,10 @@ class _VisionHandler(BaseHTTPRequestHandler):
         with server.lock:
             server.images.append(Image.open(io.BytesIO(jpeg)).size)
             text = CAPTIONS[min(len(server.images), len(CAPTIONS)) - 1]
-        self._send(200, {"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": text}}]})
+        self._send(200, chat_completion(text, model=body["model"]))
 
     def _send(self, status: int, payload: dict):
-        send(self, status, "application/json", json.dumps(payload).encode())
+        send_json(self, status, payload)
 
     def log_message(self, *args):
         pass
@@ -69,9 +66,8 @@ class _VisionHandler(BaseHTTPRequestHandler):
 def vision_server():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _VisionHandler)
     server.images, server.lock = [], threading.Lock()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
+    with serving(server):
+        yield server
 
 
 def _captioned(settings, url: str, **overrides):
@@ -97,7 +93,7 @@ def _cut_clip(target: Path) -> Path:
 def captioned(tmp_path_factory, vision_server):
     """The cut clip ingested with captions every 4 s of a shot and at every cut."""
     folder = tmp_path_factory.mktemp("captions")
-    url = f"http://127.0.0.1:{vision_server.server_port}/v1"
+    url = base_url(vision_server)
     # 1-s steps, so that each key frame's time shows in which steps carry its caption.
     settings = _captioned(settings_for(folder / "library"), url, caption_interval=4.0,
                           segment_seconds=1.0, asr_enabled=False)
@@ -157,15 +153,12 @@ def test_an_answer_found_only_in_a_caption_has_it_in_its_evidence(captioned):
 def _no_video_and_no_leftovers(settings) -> None:
     library = Library(settings.home)
     assert library.list() == []
-    staging = settings.home / "staging"
+    staging = settings.home / ".staging"
     assert not staging.exists() or not any(staging.iterdir())
 
 
 def test_unreachable_endpoint_stops_ingest_with_a_clear_error(tmp_path):
-    with socket.socket() as s:  # a free port, where nothing listens once it is closed
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = _captioned(settings_for(tmp_path), f"http://127.0.0.1:{port}/v1")
+    settings = _captioned(settings_for(tmp_path), closed_endpoint())
     with pytest.raises(CaptionError) as error:
         ingest(clip(FIRST), settings)
     message = str(error.value)

@@ -11,16 +11,20 @@ import json
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from backend.answer import Cost, Lesson, MemoryTrace, ReplayedEntry
 from backend.cli import main
 from backend.errors import InputError, NotFoundError
 from backend.evaluation import ablation, scoring
+from backend.evaluation.agent_bench import agent_bench
 from backend.evaluation.questions import read_questions, read_video_map, resolve_video
 from backend.evaluation.runner import RunConfig, load_results, memory_options, run_eval
 from backend.memory.replay import MemoryOptions
 from tests.conftest import SHARED, VIDEOS, settings_for
+from tests.fakes import fake_answer
 
 DEV_QA = SHARED / "eval" / "dev-qa.csv"
 
@@ -188,14 +192,6 @@ def test_memory_and_replay_flags_map_to_memory_options():
 
 # --- runs with a fake agent ----------------------------------------------------------------------
 
-class FakeAnswer:
-    def __init__(self, d):
-        self.d = d
-
-    def as_dict(self):
-        return self.d
-
-
 class FakeAgent:
     """Answers option (qid mod 5), learns with 1 call; raises for chosen questions or after k calls."""
 
@@ -204,7 +200,7 @@ class FakeAgent:
         self.fail_on = set(fail_on)
         self.interrupt_after = interrupt_after
 
-    def __call__(self, video_id, question, settings, *, options, n_solutions, memory):
+    def __call__(self, video_id, question, settings, *, options, n_solutions, memory, learn_now):
         if self.interrupt_after is not None and len(self.calls) == self.interrupt_after:
             raise KeyboardInterrupt
         self.calls.append({"question": question, "n": n_solutions, "memory": memory,
@@ -212,16 +208,20 @@ class FakeAgent:
         if question in self.fail_on:
             raise RuntimeError("the LLM server went away")
         option = len(question) % len(options)
-        return FakeAnswer({
-            "answer": options[option], "option": option, "answered": True,
-            "tree": [{"id": 0}, {"id": 1}, {"id": 2}],
-            "usage": {"llm_calls": 4, "prompt_tokens": 1000, "completion_tokens": 50,
-                      "llm_seconds": 2.0, "other_seconds": 0.5},
-            "memory": {"k_s": 2, "k_p": 1, "complexity": 0.3,
-                       "replayed": [{"kind": "semantic"}, {"kind": "procedural"}],
-                       "learned": {"verdict": "valid", "usage": {
-                           "llm_calls": 1, "prompt_tokens": 300, "completion_tokens": 20,
-                           "llm_seconds": 0.7}}}})
+        return fake_answer(
+            question, options, option, tree=[{"id": 0}, {"id": 1}, {"id": 2}],
+            usage=Cost(llm_calls=4, prompt_tokens=1000, completion_tokens=50, llm_seconds=2.0,
+                       other_seconds=0.5),
+            memory=MemoryTrace(enabled=True, k_s=2, k_p=1, complexity=0.3,
+                               replayed=[_replayed("semantic"), _replayed("procedural")],
+                               learned=Lesson(verdict="valid", reason="", usage=Cost(
+                                   llm_calls=1, prompt_tokens=300, completion_tokens=20,
+                                   llm_seconds=0.7))))
+
+
+def _replayed(kind: str) -> ReplayedEntry:
+    return ReplayedEntry(id=kind, kind=kind, text="", question="", similarity=0.9,
+                         video_id="v", times=[], answer="")
 
 
 def _ingest(path, settings):
@@ -334,6 +334,35 @@ def test_ablation_varies_one_factor_at_a_time(tmp_path):
     assert (MemoryOptions.off(), 2) in seen and (MemoryOptions(), 4) in seen
     assert (MemoryOptions(fixed_k=(3, 2)), 2) in seen
     assert result["table"].count("\n") == 12 and (tmp_path / "abl" / "ablation.md").is_file()
+
+
+def test_bench_agent_asks_every_agent_apart_and_records_a_failed_ingest(tmp_path, monkeypatch):
+    import backend.ingest
+
+    def ingest(path, settings):
+        if path.name.startswith("intel_car"):
+            raise InputError("codec not supported")
+        return SimpleNamespace(video_id=f"id-{path.stem}")
+    monkeypatch.setattr(backend.ingest, "ingest", ingest)
+    agent, lines = FakeAgent(), []
+    result = agent_bench(DEV_QA, VIDEOS, settings_for(tmp_path / "home"), ask_fn=agent,
+                         progress=lines.append)
+    assert result["agents"] == ["grounded", "sql"] and result["questions"] == 14
+    assert len(agent.calls) == 2 * 11, "the 3 questions on the failed video are not asked"
+    assert len({c["memory_dir"] for c in agent.calls}) == 2, "each agent has its own memory"
+    truth = {(q.video, q.qid): q.answer for q in read_questions(DEV_QA)}
+    for run in result["runs"].values():
+        failed = [r for r in run["results"] if r["video"].startswith("intel_car")]
+        assert len(failed) == 3 and all(
+            r["predicted"] is None and not r["correct"] and r["llm_calls"] == 0
+            and "codec not supported" in r["answer"] for r in failed)
+        right = sum(r["predicted"] == truth[(r["video"], r["qid"])] for r in run["results"])
+        summary = run["summary"]
+        assert (summary["questions"], summary["correct"]) == (14, right)
+        assert summary["llm_calls_mean"] == round(4 * 11 / 14, 2)
+        assert summary["learning_seconds_mean"] == round(0.7 * 11 / 14, 2)
+    assert sum("ERROR RuntimeError: ingest failed: InputError: codec not supported" in line
+               for line in lines) == 6
 
 
 def test_report_is_regenerated_from_the_jsonl(tmp_path):

@@ -40,7 +40,8 @@ from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
 from models import weights
 from models.llama_server import get_embedded
-from tests.conftest import REPO, clip, free_port, schema_value, settings_for
+from tests.conftest import REPO, clip, leftovers, running_app, schema_value, settings_for
+from tests.fakes import chat_completion, send_json, serving
 
 CLIP = "mot15_TUD-Campus.mp4"          # the ingest that is killed: 2.8 s
 EARLIER = "mot15_TUD-Stadtmitte.mp4"   # in the library before every fault; it must survive
@@ -104,13 +105,6 @@ def env_for(settings: Settings, **extra: str) -> dict:
     return {**os.environ, "MEMORYREEL_HOME": str(settings.home),
             "MEMORYREEL_MEMORY_DIR": str(settings.memory_path),
             "MEMORYREEL_TRACK_FPS": str(settings.track_fps), "PYTHONPATH": str(REPO), **extra}
-
-
-def leftovers(settings: Settings) -> list[str]:
-    """What HOME holds besides the library and memory: staging copies, lock files."""
-    home = settings.home
-    return sorted(str(p.relative_to(home)) for folder in (".staging", ".locks")
-                  if (home / folder).is_dir() for p in (home / folder).iterdir())
 
 
 # --- child processes ---------------------------------------------------------------------------
@@ -386,17 +380,8 @@ class _FakeHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        content = self.server.reply(body)
-        data = json.dumps({
-            "id": "fake", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, 200, chat_completion(self.server.reply(body), model=body["model"], usage={
+            "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}))
 
     def log_message(self, *args) -> None:
         pass
@@ -404,32 +389,24 @@ class _FakeHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint():
-    server = FakeEndpoint()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=GONE_S)
+    with serving(FakeEndpoint()) as server:
+        yield server
 
 
 def test_eight_questions_at_once_through_the_app_all_answer_within_the_queue_limit(library,
                                                                                    endpoint):
     from gradio_client import Client
 
-    from app.ui import ANSWER_CONCURRENCY, launch
+    from app.ui import ANSWER_CONCURRENCY
 
     settings = replace(library.settings, llm_base_url=endpoint.base_url, llm_model="fake",
                        llm_api_key="fake-key")
     # The app starting again after a kill -9 mid-ingest removes the staging copy it left.
     pause_ingest_at("models", settings).kill_9()
     assert leftovers(settings)
-    port = free_port()
-    demo = launch(settings, port=port, prevent_thread_lock=True)
-    try:
+    with running_app(settings) as (url, _):
         assert leftovers(settings) == []
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        client = Client(url, verbose=False)
         questions = [f"{what} {when}" for what in ("how many people are in view", "who walks left")
                      for when in ("at the start", "at 2 s", "at 5 s", "at the end")]
         jobs = [client.submit(library.earlier, q, "", api_name="/ask") for q in questions]
@@ -439,8 +416,6 @@ def test_eight_questions_at_once_through_the_app_all_answer_within_the_queue_lim
                 answers.append(job.result(timeout=REACH_S))
             except Exception as e:  # noqa: BLE001 - counted: there must be none
                 errors.append(repr(e))
-    finally:
-        demo.close()
     assert errors == []
     assert sorted(a["question"] for a in answers) == sorted(questions)
     for a in answers:

@@ -18,6 +18,7 @@ from models.llama_server import EmbeddedServer, get_embedded
 from models.llm import (LLMBadReply, LLMRefused, LLMTimeout, LLMUnavailable, OpenAIChat,
                         Usage)
 from models.weights import qwen_gguf
+from tests.fakes import base_url, chat_completion, serving
 
 CACHE = Path(os.environ.get("MEMORYREEL_CACHE", Path.home() / ".cache" / "memoryreel"))
 
@@ -84,11 +85,8 @@ def test_a_file_that_is_not_a_model_fails_with_llm_unavailable(tmp_path):
 # --- endpoints that misbehave ---
 
 def _completion(content: str, finish_reason: str = "stop") -> str:
-    return json.dumps({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-        "choices": [{"index": 0, "finish_reason": finish_reason,
-                     "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
+    return json.dumps(chat_completion(content, finish_reason=finish_reason, usage={
+        "prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -117,15 +115,12 @@ class _Handler(BaseHTTPRequestHandler):
 def fake():
     """fake(status, content_type, body, delay=0) -> OpenAIChat against a local stub server."""
     handler = type("Handler", (_Handler,), {})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
 
     def make(status: int, ctype: str, body: str, delay: float = 0.0) -> OpenAIChat:
         handler.answer, handler.delay = (status, ctype, body), delay
-        return OpenAIChat(f"http://127.0.0.1:{httpd.server_address[1]}/v1", "fake", timeout=1.0)
-    yield make
-    httpd.shutdown()
-    httpd.server_close()
+        return OpenAIChat(base_url(httpd), "fake", timeout=1.0)
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as httpd:
+        yield make
 
 
 HI = [{"role": "user", "content": "hi"}]

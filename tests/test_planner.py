@@ -13,44 +13,8 @@ from pydantic import ValidationError
 from backend.agent.planner import (Node, Planner, PlannerConfig, backpropagate, choose_option,
                                    select_node, softmax)
 from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
-from models.llm import LLMBadReply, LLMUnavailable, Reply, Usage
-
-
-class ScriptedLLM:
-    """Replies from a list: a dict is a planner step, a str is plain text, an exception is raised."""
-
-    name = "scripted"
-
-    def __init__(self, replies):
-        self.replies = list(replies)
-        self.prompts: list[str] = []
-        self.schemas: list = []
-
-    def complete(self, messages, *, response_model=None, max_tokens=512, temperature=0.0):
-        self.prompts.append(messages[-1]["content"])
-        self.schemas.append(response_model)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        usage = Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=0.01)
-        if isinstance(reply, dict):
-            return Reply(text=str(reply), parsed=response_model.model_validate(reply), usage=usage)
-        return Reply(text=reply, parsed=None, usage=usage)
-
-
-class FakeTool:
-    def __init__(self, name, results):
-        self.name, self.description = name, f"the {name} tool"
-        self.results = list(results)
-        self.inputs: list[str] = []
-
-    def run(self, tool_input, ctx):
-        self.inputs.append(tool_input)
-        return self.results.pop(0)
-
-
-def step(action, action_input, thought="t"):
-    return {"thought": thought, "action": action, "action_input": action_input}
+from models.llm import LLMBadReply, LLMUnavailable, Usage
+from tests.fakes import FakeTool, ScriptedLLM, step
 
 
 def make_planner(replies, tools, **config):

@@ -22,7 +22,7 @@ from backend.memory.reuse import Asked, asked_of
 from backend.memory.store import MemoryStore
 from backend.memory_records import EntryRef
 from models.llm import Usage
-from tests.test_planner import ScriptedLLM, step
+from tests.fakes import ScriptedLLM, step
 
 TUD = "mot15_TUD-Campus.mp4"
 IN_VIEW = {"operation": "in_view", "target": "people", "time": "", "until": "", "words": ""}

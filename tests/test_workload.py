@@ -27,6 +27,7 @@ from backend.answer import Confidence, Cost, Lesson, MemoryTrace, ReplayedEntry
 from backend.evaluation import memory_bench as bench
 from backend.memory_records import EntryRef
 from tests.conftest import VIDEOS, clip
+from tests.fakes import fake_answer
 
 TUD = ["mot15_TUD-Campus.mp4", "mot15_TUD-Stadtmitte.mp4"]
 
@@ -192,7 +193,7 @@ def _fake_ask(questions_asked: list):
     """Memory off: 3 calls an answer, every answer right. Semantic/both: 3 calls and 2 learning
     until the fourth question, then 1 call from a replayed fact naming the option (the fifth
     answer is wrong, and its wrong fact is validated into memory)."""
-    def ask(video_id, question, settings, *, options, n_solutions, memory):
+    def ask(video_id, question, settings, *, options, n_solutions, memory, learn_now):
         k = len([q for q in questions_asked if q[0] == memory])
         questions_asked.append((memory, question))
         learn = memory.learn
@@ -206,8 +207,8 @@ def _fake_ask(questions_asked: list):
         learned = Lesson(verdict="valid", reason="", entry_id="e",
                          usage=Cost(llm_calls=2, prompt_tokens=50))
         basis = "memory" if replays else "computed"
-        return SimpleNamespace(
-            option=chosen, usage=Cost(llm_calls=1 if replays else 3, prompt_tokens=100),
+        return fake_answer(
+            question, options, chosen, usage=Cost(llm_calls=1 if replays else 3, prompt_tokens=100),
             memory=MemoryTrace(enabled=True, replayed=replayed, learned=learned, decided_by=decided)
             if learn else MemoryTrace(),
             confidence=Confidence(level="high", basis=basis, agreement="1/1", explanation=""))

@@ -16,14 +16,15 @@ from __future__ import annotations
 import csv
 import json
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from backend.answer import Answer, Cost
 from backend.config import Settings
 from backend.errors import InputError
+from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
+                                        ingest_videos, start_llm)
+from backend.evaluation.questions import choice_rows
 from backend.memory.replay import MemoryOptions
 
 CONFIGS: dict[str, MemoryOptions] = {
@@ -57,23 +58,17 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                  configs: list[str] | None = None, n_solutions: int | None = None,
                  limit: int | None = None, jsonl: Path | None = None, chart: Path | None = None,
                  progress: Callable[[dict, int], None] = lambda record, total: None,
-                 answer: Callable | None = None) -> dict:
+                 answer: AskFn | None = None) -> dict:
     """progress(record, answers in all) after each answer; answer: `ask`'s stand-in for tests
     (same arguments), by default the real agent."""
-    from backend.evaluation.questions import choice_rows
-    from backend.ingest import ingest
-
     configs = configs or list(CONFIGS)
     rows = choice_rows(questions)[:limit]
     if not rows:
         raise InputError(f"{questions} holds no multiple-choice question.")
     labels = question_labels(questions)
-    video_ids = {name: ingest(videos / name, settings).video_id
-                 for name in dict.fromkeys(r["video"] for r in rows)}
+    video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), settings)
     if answer is None:
-        from backend.ask import ask as answer, check_llm
-
-        check_llm(settings)  # start the embedded server first: its start-up is no answer's time
+        start_llm(settings)
     records = []
     if jsonl:
         Path(jsonl).parent.mkdir(parents=True, exist_ok=True)
@@ -83,12 +78,11 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
             with tempfile.TemporaryDirectory(prefix=f"memoryreel-bench-memory-{name}-") as tmp:
                 run_settings = replace(settings, memory_dir=tmp)
                 for index, row in enumerate(rows):
-                    started = time.monotonic()
-                    given = answer(video_ids[row["video"]], row["question"], run_settings,
-                                   options=row["options"], n_solutions=n_solutions,
-                                   memory=CONFIGS[name])
+                    outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
+                                    run_settings, n_solutions=n_solutions, memory=CONFIGS[name],
+                                    ask_fn=answer)
                     label = labels.get((row["video"], row["qid"]), {})
-                    record = _record(name, index, row, label, given, time.monotonic() - started)
+                    record = _record(name, index, row, label, outcome)
                     records.append(record)
                     if out:
                         out.write(json.dumps(record) + "\n")
@@ -101,32 +95,27 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
                      chart=chart)
 
 
-def _record(config: str, index: int, row: dict, label: dict, answer: Answer,
-            seconds: float) -> dict:
-    learned = answer.memory.learned
-    learn_usage = (learned and learned.usage) or Cost()
-    replayed = answer.memory.replayed
-    facts = [r for r in replayed if r.kind == "semantic"]
-    correct = answer.option == row["answer"]
-    decided = answer.memory.decided_by.kind if answer.memory.decided_by else None
-    verdict = learned.verdict if learned else "off"
+def _record(config: str, index: int, row: dict, label: dict, outcome: Outcome) -> dict:
+    f = outcome.figures or AnswerFigures(option=None, text=None, answered=False)
+    facts = sum(kind == "semantic" for kind in f.replayed_kinds)
+    correct = f.option == row["answer"]
+    verdict = f.learn_verdict or "off"
     return {
         "config": config, "index": index, "video": row["video"], "qid": row["qid"],
         # Files without a truth column (the dev set) are hand-labelled: external truth too.
         "need": label.get("need") or row["type"], "truth": label.get("truth") or "external",
         "question": row["question"], "options": row["options"], "right": row["answer"],
-        "chosen": answer.option, "correct": correct,
-        "answer_calls": answer.usage.llm_calls,
-        "answer_prompt_tokens": answer.usage.prompt_tokens,
-        "learn_calls": learn_usage.llm_calls, "learn_prompt_tokens": learn_usage.prompt_tokens,
-        "seconds": round(seconds, 3),
-        "replayed": len(replayed), "replayed_facts": len(facts),
-        "replayed_plans": sum(r.kind != "semantic" for r in replayed),
-        "basis": answer.confidence.basis if answer.confidence else "",
-        "fact_decided": decided == "semantic", "plan_decided": decided == "procedural",
-        "verdict": verdict,
+        "chosen": f.option, "correct": correct,
+        "answer_calls": f.llm_calls, "answer_prompt_tokens": f.prompt_tokens,
+        "learn_calls": f.learn_calls, "learn_prompt_tokens": f.learn_prompt_tokens,
+        "seconds": round(outcome.seconds + outcome.learn_seconds, 3),
+        "replayed": len(f.replayed_kinds), "replayed_facts": facts,
+        "replayed_plans": len(f.replayed_kinds) - facts,
+        "basis": f.basis or "",
+        "fact_decided": f.decided_kind == "semantic",
+        "plan_decided": f.decided_kind == "procedural", "verdict": verdict,
         # A wrong answer the validator passed: its summary is now a "checked fact" in memory.
-        "wrong_fact": verdict == "valid" and bool(learned.entry_id) and not correct,
+        "wrong_fact": verdict == "valid" and f.learned_entry and not correct,
     }
 
 

@@ -11,14 +11,12 @@ with its error and counts as wrong; it is not asked again on resume.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import platform
 import random
 import shutil
 import subprocess
 import sys
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -28,19 +26,14 @@ from typing import Callable
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import report
+from backend.evaluation.harness import (AnswerFigures, AskFn, IngestFn, Outcome, ask_one,
+                                        ingest_videos)
 from backend.evaluation.report import RESULTS, load_results
 from backend.evaluation.questions import Question, read_questions, read_video_map, resolve_video
 from backend.evaluation.scoring import group_of, open_ended_match, summarize
 from backend.memory.replay import MemoryOptions
 
-log = logging.getLogger(__name__)
-
 MEMORY_CHOICES = ("off", "semantic", "procedural", "all")
-
-# ask_fn has the signature of backend.ask.ask and returns an object with as_dict();
-# ingest_fn(path, settings) returns the library's video id. Tests inject fakes.
-AskFn = Callable[..., object]
-IngestFn = Callable[[Path, Settings], str]
 
 
 @dataclass(frozen=True)
@@ -104,19 +97,18 @@ def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, 
     done, meta = _prepare(out, _run_meta(questions_path, videos, settings, config, command),
                           resume, keep_memory)
     run_settings = replace(settings, memory_dir=str(out / "memory"))
-    ask_fn = ask_fn or _default_ask
-    ingest_fn = ingest_fn or _default_ingest
 
-    video_ids: dict[str, str | Exception] = {}
     todo = [q for q in questions if q.key not in done]
     progress(f"{len(questions)} questions, {len(done)} already done, {len(todo)} to ask -> {out}")
+    video_ids = ingest_videos({q.video: files[q.video] for q in todo}, run_settings, ingest_fn)
     with open(results_path, "a", encoding="utf-8") as sink:
         for position, q in enumerate(questions, start=1):
             if q.key in done:
                 continue
-            if q.video not in video_ids:
-                video_ids[q.video] = _try_ingest(ingest_fn, files[q.video], run_settings)
-            record = _ask_one(ask_fn, q, video_ids[q.video], run_settings, config, options)
+            outcome = ask_one(video_ids[q.video], q.question, list(q.options or []) or None,
+                            run_settings, n_solutions=config.n_solutions, memory=options,
+                            ask_fn=ask_fn)
+            record = _record(q, outcome)
             record["position"] = position
             sink.write(json.dumps(record, default=str) + "\n")
             sink.flush()
@@ -160,31 +152,12 @@ def _prepare(out: Path, meta: dict, resume: bool, keep_memory: bool) -> tuple[se
     return set(), meta
 
 
-def _try_ingest(ingest_fn: IngestFn, path: Path, settings: Settings) -> str | Exception:
-    try:
-        return ingest_fn(path, settings)
-    except Exception as e:  # recorded against each of the video's questions
-        log.warning("ingest of %s failed: %s", path, e)
-        return e
-
-
-def _ask_one(ask_fn: AskFn, q: Question, video_id: str | Exception, settings: Settings,
-             config: RunConfig, options: MemoryOptions) -> dict:
+def _record(q: Question, outcome: Outcome) -> dict:
     record = _blank_record(q)
-    started = time.monotonic()
-    try:
-        if isinstance(video_id, Exception):
-            raise RuntimeError(f"ingest failed: {type(video_id).__name__}: {video_id}")
-        record["video_id"] = video_id
-        answer = ask_fn(video_id, q.question, settings, options=list(q.options or []) or None,
-                        n_solutions=config.n_solutions, memory=options).as_dict()
-    except Exception as e:  # any failure is a result: recorded, counted wrong, never dropped
-        log.warning("question %s failed: %s", q.key, e)
-        record["error"] = f"{type(e).__name__}: {e}"
-        record["seconds"] = round(time.monotonic() - started, 2)
-        return record
-    record["seconds"] = round(time.monotonic() - started, 2)
-    _fill(record, q, answer)
+    record.update(video_id=outcome.video_id, error=outcome.error,
+                  seconds=round(outcome.seconds + outcome.learn_seconds, 2))
+    if outcome.figures:
+        _fill(record, q, outcome.figures)
     return record
 
 
@@ -202,29 +175,21 @@ def _blank_record(q: Question) -> dict:
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def _fill(record: dict, q: Question, answer: dict) -> None:
-    usage = answer.get("usage") or {}
-    memory = answer.get("memory") or {}
-    learned = memory.get("learned") or {}
-    learn_usage = learned.get("usage") or {}
-    replayed = memory.get("replayed") or []
-    record.update(predicted_text=answer.get("answer"), answered=bool(answer.get("answered")),
-                  tree_size=len(answer.get("tree") or []), replayed=len(replayed),
-                  replayed_kinds=dict(Counter(r.get("kind") for r in replayed)),
-                  learn_verdict=learned.get("verdict"), k_s=memory.get("k_s"),
-                  k_p=memory.get("k_p"), complexity=memory.get("complexity"),
-                  confidence=(answer.get("confidence") or {}).get("level"),
-                  basis=(answer.get("confidence") or {}).get("basis"))
-    for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds", "other_seconds"):
-        record[key] = usage.get(key, 0)
-    for key in ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds"):
-        record[f"learn_{key}"] = learn_usage.get(key, 0)
+def _fill(record: dict, q: Question, f: AnswerFigures) -> None:
+    record.update(predicted_text=f.text, answered=f.answered, tree_size=f.tree_size,
+                  replayed=len(f.replayed_kinds), replayed_kinds=dict(Counter(f.replayed_kinds)),
+                  learn_verdict=f.learn_verdict, k_s=f.k_s, k_p=f.k_p, complexity=f.complexity,
+                  confidence=f.confidence, basis=f.basis, llm_calls=f.llm_calls,
+                  prompt_tokens=f.prompt_tokens, completion_tokens=f.completion_tokens,
+                  llm_seconds=f.llm_seconds, other_seconds=f.other_seconds,
+                  learn_llm_calls=f.learn_calls, learn_prompt_tokens=f.learn_prompt_tokens,
+                  learn_completion_tokens=f.learn_completion_tokens,
+                  learn_llm_seconds=f.learn_llm_seconds)
     if q.multiple_choice:
-        record["predicted"] = answer.get("option")
-        record["correct"] = record["predicted"] is not None and record["predicted"] == q.answer
+        record["predicted"] = f.option
+        record["correct"] = f.option is not None and f.option == q.answer
     else:
-        record["correct"], record["contains"] = open_ended_match(answer.get("answer") or "",
-                                                                 q.answer_text)
+        record["correct"], record["contains"] = open_ended_match(f.text or "", q.answer_text)
 
 
 def _progress_line(position: int, total: int, r: dict) -> str:
@@ -237,16 +202,6 @@ def _progress_line(position: int, total: int, r: dict) -> str:
     return (f"{head}: {verdict}, predicted {shown}, truth {truth}; {r['llm_calls']} calls, "
             f"{r['prompt_tokens'] + r['completion_tokens']} tokens, {r['seconds']} s, "
             f"{r['replayed']} replayed")
-
-
-def _default_ask(*args, **kwargs):
-    from backend.ask import ask
-    return ask(*args, **kwargs)
-
-
-def _default_ingest(path: Path, settings: Settings) -> str:
-    from backend.ingest import ingest
-    return ingest(path, settings).video_id
 
 
 def _run_meta(questions_path: Path, videos: Path, settings: Settings, config: RunConfig,

@@ -1,0 +1,97 @@
+"""`bench agent`: accuracy and cost of each agent on one multiple-choice question file.
+
+Every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv) is asked as multiple
+choice, its clips ingested into the library first where needed, once per agent (the grounded one
+and the earlier free-SQL one by default), side by side in one run; the figures are percentiles
+and means per agent.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from backend.config import AGENTS, Settings
+from backend.errors import InputError
+from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
+                                        ingest_videos, start_llm)
+from backend.evaluation.questions import choice_rows
+
+
+def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
+                limit: int | None = None, agents: tuple[str, ...] = ("grounded", "sql"),
+                progress=print, ask_fn: AskFn | None = None) -> dict:
+    """Every question of the file asked by each agent in `agents`, one after the other in one
+    run, each with its own empty memory (so the first answers learn, as a new user's would).
+
+    Seconds to the answer are wall-clock from the question to the answer, learning excluded
+    (and the embedded LLM server's start-up, done before the first question); learning's
+    seconds are reported apart. ask_fn: `ask`'s stand-in for tests, by default the real agent.
+    """
+    if unknown := [a for a in agents if a not in AGENTS]:
+        raise InputError(f"Unknown agent {', '.join(unknown)}: choose from {', '.join(AGENTS)}.")
+    rows = choice_rows(questions)[:limit]
+    video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), settings)
+    if ask_fn is None:
+        start_llm(settings)
+    runs = {}
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-memory-") as memory_root:
+        for agent in agents:
+            run_settings = replace(settings, agent=agent, memory_dir=str(Path(memory_root) / agent))
+            results = []
+            for row in rows:
+                outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
+                                run_settings, n_solutions=n_solutions, ask_fn=ask_fn)
+                result = _agent_result(row, outcome)
+                results.append(result)
+                progress(_progress_line(agent, row, result, outcome.error))
+            runs[agent] = {"summary": _agent_summary(results), "results": results}
+    return {"questions": len(rows), "n_solutions": n_solutions or settings.n_solutions,
+            "agents": list(agents), "runs": runs}
+
+
+def _agent_result(row: dict, outcome: Outcome) -> dict:
+    f = outcome.figures or AnswerFigures(option=None, text=outcome.error, answered=False)
+    return {"video": row["video"], "qid": row["qid"], "type": row["type"],
+            "question": row["question"], "predicted": f.option, "truth": row["answer"],
+            "correct": f.option == row["answer"], "answer": f.text,
+            "seconds": round(outcome.seconds, 2), "llm_calls": f.llm_calls,
+            "prompt_tokens": f.prompt_tokens, "completion_tokens": f.completion_tokens,
+            "llm_seconds": f.llm_seconds, "other_seconds": f.other_seconds,
+            "learning_calls": f.learn_calls, "learning_seconds": f.learn_llm_seconds,
+            "format_failures": f.format_failures, "confidence": f.confidence or "none",
+            "basis": f.basis or "none"}
+
+
+def _progress_line(agent: str, row: dict, result: dict, error: str | None) -> str:
+    verdict = f"ERROR {error[:200]}" if error else ("right" if result["correct"] else "wrong")
+    return (f"{agent:>8}  {verdict}  {row['video']} q{row['qid']} ({row['type']}): predicted "
+            f"{result['predicted']}, truth {row['answer']}; {result['llm_calls']} calls, "
+            f"{result['seconds']} s, confidence {result['confidence']} ({result['basis']})")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 2)
+
+
+def _agent_summary(results: list[dict]) -> dict:
+    n = len(results)
+    mean = lambda key: round(sum(r[key] for r in results) / n, 2)  # noqa: E731
+    return {"questions": n, "correct": sum(r["correct"] for r in results),
+            "accuracy": round(sum(r["correct"] for r in results) / n, 3),
+            "seconds_p50": _percentile([r["seconds"] for r in results], 0.5),
+            "seconds_p95": _percentile([r["seconds"] for r in results], 0.95),
+            "llm_calls_p50": _percentile([r["llm_calls"] for r in results], 0.5),
+            "llm_calls_mean": mean("llm_calls"), "prompt_tokens_mean": mean("prompt_tokens"),
+            "completion_tokens_mean": mean("completion_tokens"),
+            "learning_seconds_mean": mean("learning_seconds"),
+            "format_failures": sum(r["format_failures"] for r in results),
+            "confidence": dict(Counter(r["confidence"] for r in results)),
+            "accuracy_by_confidence": {
+                level: f"{sum(r['correct'] for r in results if r['confidence'] == level)}/"
+                       f"{sum(1 for r in results if r['confidence'] == level)}"
+                for level in dict.fromkeys(r["confidence"] for r in results)}}
