@@ -28,6 +28,7 @@ browser:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver; }
 
 test: setup browser
+	$(PY) -m ruff check .
 	$(PY) -m pytest -ra
 
 bench: setup

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import logging
+import operator
 import os
 import shlex
 import sys
@@ -502,7 +503,7 @@ def _print_tracking_bench(payload: dict) -> None:
     print("".ljust(26) + "".join(f"{r['sequence']:>{width}}" for r in runs))
     print("".ljust(26) + "".join(f"{r['variant']:>{width}}" for r in runs))
     for label, key in _TRACKING_ROWS:
-        shown = (lambda r: key(r)) if callable(key) else (lambda r: r[key])
+        shown = key if callable(key) else operator.itemgetter(key)
         print(label.ljust(26) + "".join(f"{str(shown(r)):>{width}}" for r in runs))
 
 

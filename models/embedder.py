@@ -41,9 +41,8 @@ class TextEmbedder:
         self.device = device
         self.batch_size = batch_size
         self._model = SentenceTransformer(path, device=device)
-        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        getter = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
         self._dim = int(getter())
 
     @property

@@ -92,7 +92,7 @@ def _set_detector_short_side(ocr, side: int) -> int | None:
         from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 
         det = ocr.text_det
-        getattr(det, "get_preprocess")
+        det.get_preprocess  # noqa: B018 (only its presence is checked: a layout this code knows)
     except (ImportError, AttributeError):
         return None
 

@@ -31,9 +31,7 @@ def test_the_answer_is_shown_before_learning_and_the_turn_updated_after(monkeypa
     monkeypatch.setattr(chat, "answer_first",
                         lambda *args, **kwargs: _answer(learning_started, release))
     updates = chat.converse("v", "how many people?", "", [], [], load())
-    for messages, turns, selected in updates:
-        if turns:
-            break
+    messages, turns = next((m, t) for m, t, _ in updates if t)
     # The answer is on screen while learning has not finished (it is blocked right now).
     assert not release.is_set() and "3 people" in messages[-1]["content"]
     assert "Confidence high" in messages[-1]["content"]

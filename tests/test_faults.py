@@ -25,7 +25,6 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import psutil
 import pytest

@@ -95,9 +95,9 @@ def test_every_external_answer_is_what_the_ground_truth_says(tud_workload):
         elif r["need"] == "count_distinct":
             expected = len(lives)
         elif r["need"] == "first_exit":
-            expected = f"{(min(l[-1][0] for l in lives.values() if l[-1][0] < length) - 1) / fps:.1f} s"
+            expected = f"{(min(life[-1][0] for life in lives.values() if life[-1][0] < length) - 1) / fps:.1f} s"
         elif r["need"] == "last_arrival":
-            expected = f"{(max(l[0][0] for l in lives.values()) - 1) / fps:.1f} s"
+            expected = f"{(max(life[0][0] for life in lives.values()) - 1) / fps:.1f} s"
         elif r["need"] == "direction":
             # The dev set's hand-written answer; Stadtmitte's crowd walks both ways.
             assert r["video"] == "mot15_TUD-Campus.mp4"
