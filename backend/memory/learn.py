@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+
 from pydantic import BaseModel, Field
 
 from backend import episodic
