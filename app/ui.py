@@ -6,7 +6,6 @@ The session's settings, chat and answers live in gr.State, one copy per browser 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import gradio as gr
@@ -18,7 +17,6 @@ from app.media_route import MediaOnlyUnderHome
 from backend import config
 from backend.library import Library
 
-log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Answers share one LLM server; ingest is CPU-bound. Two answers at once keep the queue moving
