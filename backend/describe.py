@@ -122,20 +122,6 @@ def directions(action: str) -> list[str]:
     return [direction_words(phrase) for phrase in moving.split(" and ")]
 
 
-def direction_of(start: tuple[float, float, float], end: tuple[float, float, float]) -> str:
-    """The direction words `motion` gives a track going from `start` to `end`, each (cx, cy, h)."""
-    return " and ".join(directions(motion([TrackPoint(0.0, *start), TrackPoint(1.0, *end)])))
-
-
-# Every way `motion` can name a track going, in a question's words (the options of a direction
-# question), asked of `motion` itself so its words live in one place.
-WAYS = [direction_of(start, end) for start, end in (
-    ((0.25, 0.5, 0.3), (0.75, 0.5, 0.3)), ((0.75, 0.5, 0.3), (0.25, 0.5, 0.3)),
-    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.6)), ((0.5, 0.5, 0.3), (0.5, 0.5, 0.15)),
-    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.3)))]
-RIGHTWARDS, LEFTWARDS = WAYS[:2]
-
-
 def body(points: list[TrackPoint]) -> str:
     """Posture, facing and raised arms over the poses read, in time order, e.g. 'standing then
     sitting, back to the camera then facing the camera'; '' when no pose was read."""

@@ -111,8 +111,22 @@ _AT_SECONDS = ["at {n} {unit}", "{n} {unit} into the video", "at the {n} second 
                "when the clip is at {n} s"]
 _AT_START = ["at the start", "in the first frame", "at the very beginning"]
 _AT_END = ["at the end", "in the last frame", "at the very end"]
-# The agent's own words for directions (what `describe.motion` writes), so a computed one matches.
-DIRECTIONS = describe.WAYS
+
+
+def _direction_of(start: tuple[float, float, float], end: tuple[float, float, float]) -> str:
+    """The direction words `describe.motion` gives a track going from `start` to `end`, each
+    (cx, cy, h)."""
+    track = [describe.TrackPoint(0.0, *start), describe.TrackPoint(1.0, *end)]
+    return " and ".join(describe.directions(describe.motion(track)))
+
+
+# The agent's own words for directions (asked of `describe.motion` itself, so a computed one
+# matches): right, left, towards, away, still.
+DIRECTIONS = [_direction_of(start, end) for start, end in (
+    ((0.25, 0.5, 0.3), (0.75, 0.5, 0.3)), ((0.75, 0.5, 0.3), (0.25, 0.5, 0.3)),
+    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.6)), ((0.5, 0.5, 0.3), (0.5, 0.5, 0.15)),
+    ((0.5, 0.5, 0.3), (0.5, 0.5, 0.3)))]
+_RIGHTWARDS, _LEFTWARDS = DIRECTIONS[:2]
 _PEOPLE = {"things": "people", "thing": "person"}
 _MOVING = {"things": "moving objects", "thing": "moving object"}
 _WORD = re.compile(r"[^\w'-]")
@@ -258,7 +272,7 @@ def dominant_direction(lives: dict[int, list[tuple[int, tracking.Box]]]) -> str 
         (_, a), (_, b) = life[0], life[-1]
         shift = (b[0] + b[2] - a[0] - a[2]) / 2
         width = sum(box[2] - box[0] for _, box in life) / len(life)
-        ways[describe.RIGHTWARDS if shift > width else describe.LEFTWARDS if shift < -width
+        ways[_RIGHTWARDS if shift > width else _LEFTWARDS if shift < -width
              else ""] += 1
     way, n = max(((w, n) for w, n in ways.items() if w), key=lambda x: x[1], default=("", 0))
     return way if n >= 2 and n * 3 >= 2 * len(lives) else None
