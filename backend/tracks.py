@@ -83,7 +83,7 @@ def _link_cost(a: _Tracklet, b: _Tracklet, max_gap_s: float, max_dist: float,
     if a.category != b.category or gap <= 0 or gap > max_gap_s:
         return None
     ha, hb = a.height(first=False), b.height(first=True)
-    if min(ha, hb) <= 0 or max(ha, hb) / min(ha, hb) > max_size_ratio:
+    if _ratio(ha, hb) > max_size_ratio:
         return None
     # Predict where a would be when b starts; extrapolate at most 1 s of motion, because a
     # tracker often ends a track exactly when its motion estimate has gone wrong.
@@ -197,7 +197,7 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
                 continue
             if size and (_at_edge(d0.box, size) or _at_edge(d1.box, size)):
                 continue
-            if _height_ratio(d0.box, d1.box) > max_size_ratio:
+            if _ratio(d0.box[3] - d0.box[1], d1.box[3] - d1.box[1]) > max_size_ratio:
                 continue
             for p in range(p0 + 1, p1):
                 w = (ordered[p][1] - ordered[p0][1]) / (ordered[p1][1] - ordered[p0][1])
@@ -207,9 +207,9 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
     return [(i, t, dets + added.get(p, [])) for p, (i, t, dets) in enumerate(ordered)]
 
 
-def _height_ratio(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ha, hb = a[3] - a[1], b[3] - b[1]
-    return max(ha, hb) / max(min(ha, hb), 1e-9)
+def _ratio(a: float, b: float) -> float:
+    """The larger of two sizes over the smaller; infinite when one is not a size at all."""
+    return max(a, b) / min(a, b) if min(a, b) > 0 else float("inf")
 
 
 def _at_edge(box: tuple[float, ...], size: tuple[int, int], margin: float = 0.01) -> bool:
