@@ -462,7 +462,7 @@ def _latest_caption(captions: list[tuple[float, str]], t_end: float) -> str:
 
 def _words_between(speech: list[SpeechSegment], t0: float, t1: float) -> str:
     """What is being said during [t0, t1): a word said across a step boundary belongs to both
-    steps (by its midpoint alone, "banana" said over 39.7-40.3 s went missing from "at 40 s")."""
+    steps (by its midpoint alone, a word said over 39.7-40.3 s went missing from "at 40 s")."""
     words = []
     for segment in speech:
         if segment.t_end < t0 or segment.t_start >= t1:

@@ -112,7 +112,7 @@ _TYPED_EXAMPLES = [
     ("Count", "How many different dogs are seen?", "count_distinct", "dogs", "", "", ""),
     ("Count", "Is anybody still there at the end?", "in_view", "", "the end", "", ""),
     ("When", "When does person 6 first appear?", "first_appearance", "#6", "", "", ""),
-    ("When", "When is the word hello said?", "speech", "", "", "", "hello"),
+    ("When", "When is the word welcome said?", "speech", "", "", "", "welcome"),
     ("What", "Which word is spoken at 1:12?", "speech", "", "1:12", "", ""),
     ("What", "What text is shown on the screen at the start?", "screen_text", "", "the start", "", ""),
     ("What", "What is object 3 wearing?", "appearance", "#3", "", "", ""),

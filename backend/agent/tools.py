@@ -130,7 +130,7 @@ _KNOWN_VALUES = {"person"}
 def guessed_literals(sql: str, question: str) -> list[str]:
     """String literals the query filters on that the question never mentions.
 
-    Small models like to add `word LIKE 'hello'` to 'which word is said?': a guess that
+    Small models like to add `word LIKE 'welcome'` to 'which word is said?': a guess that
     returns nothing. Values from the schema's vocabulary (categories) are fine.
     """
     asked = question.lower()
