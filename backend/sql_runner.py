@@ -10,11 +10,14 @@ each enough on its own for its threat:
   limits, and the whole result by `_MAX_RESULT_BYTES`;
 - the built-in functions whose one call can run long (printf/format with a huge width or
   precision, instr/replace/trim whose work grows with the product of their input lengths) are
-  replaced by wrappers that refuse such inputs and otherwise call the built-in; LIKE and GLOB,
-  whose work grows with the pattern's length, get a short pattern limit;
+  replaced by wrappers that refuse such inputs and otherwise call the built-in; the wrappers
+  judge the values SQLite will use (a `*` width of '2000000000abc' is 2000000000, a blob format
+  is a format), not what Python makes of them; LIKE and GLOB, whose work grows with the
+  pattern's length, get a short pattern limit;
 - the wall-clock limit is enforced from outside the query: it runs in a worker thread, the caller
-  waits at most `timeout_s`, then interrupts it and returns a QueryError whatever the query is
-  doing (a progress handler stops runaway loops inside SQLite as well).
+  waits at most `timeout_s`, then interrupts it, and the connection the wrappers call the
+  built-ins on, and returns a QueryError whatever the query is doing (progress handlers on both
+  stop runaway loops inside SQLite as well).
 """
 
 from __future__ import annotations
@@ -86,7 +89,13 @@ def _authorizer(allowed_tables: frozenset[str], schema_tables: frozenset[str]):
 
 # --- guarded built-in functions --------------------------------------------------------------
 
-_FORMAT_SPEC = re.compile(r"%([-+ 0#,!]*)(\*|\d+)?(?:\.(\*|\d*))?([a-zA-Z%])")
+# One printf conversion as SQLite's own parser reads it: flags, then width and precision (digits
+# or `*`, each `*` taking the next argument), length modifiers, and the conversion letter.
+_FORMAT_SPEC = re.compile(r"%[-+ #!0,]*(\*|\d+)?(?:\.(\*|\d*))?(?:ll?)?(.?)")
+# Conversions that take an argument; %% and %n take none (SQL's printf ignores %n), and any other
+# letter ends SQLite's formatting there, so nothing after it is read.
+_TAKES_ARGUMENT = frozenset("dsgzqQwcouxXfeEGipr")
+_NO_ARGUMENT = frozenset("%n")
 
 
 def _size(value) -> int:
@@ -95,32 +104,39 @@ def _size(value) -> int:
     return len(value) if isinstance(value, (str, bytes)) else len(str(value))
 
 
-def _check_format(args: tuple) -> None:
-    """Refuse a printf/format width or precision (given inline or as a * argument) over the cap."""
-    if not args or not isinstance(args[0], str):
+def _format_text(value) -> str:
+    """The format as SQLite reads it: a blob's bytes as text, a number as its text."""
+    if isinstance(value, bytes):
+        return value.decode("latin-1")  # the spec characters are ASCII; the rest only passes by
+    return "" if value is None else str(value)
+
+
+def _check_format(args: tuple, as_integer) -> None:
+    """Refuse a printf/format width or precision over the cap, inline or as a `*` argument,
+    read as SQLite reads it (`as_integer`: '2000000000abc' is 2000000000, as are a blob and a
+    real of that value)."""
+    if not args:
         return
     position = 1
-    for _flags, width, precision, conversion in _FORMAT_SPEC.findall(args[0]):
-        if conversion == "%":
-            continue
+    for width, precision, conversion in _FORMAT_SPEC.findall(_format_text(args[0])):
         for part in (width, precision):
             if part == "*":
-                value = args[position] if position < len(args) else 0
+                number = as_integer(args[position]) if position < len(args) else 0
                 position += 1
             else:
-                value = part or 0
-            try:
-                number = abs(int(value))
-            except (TypeError, ValueError):
-                number = 0
-            if number > _MAX_FORMAT_WIDTH:
+                number = int(part or 0)
+            if abs(number) > _MAX_FORMAT_WIDTH:
                 raise _Refused(f"a printf/format width or precision of {number} is over the "
                                f"limit of {_MAX_FORMAT_WIDTH}")
+        if conversion in _NO_ARGUMENT:
+            continue
+        if conversion not in _TAKES_ARGUMENT:
+            return
         position += 1
 
 
 def _check_pair(name: str, first: int, second: int):
-    def check(args: tuple) -> None:
+    def check(args: tuple, _as_integer) -> None:
         if len(args) > max(first, second):
             work = _size(args[first]) * _size(args[second])
             if work > _MAX_PAIR_WORK:
@@ -153,9 +169,14 @@ def _install_guards(conn: sqlite3.Connection, builtins: sqlite3.Connection,
 
 
 def _guarded(name: str, check, builtins: sqlite3.Connection, refusals: list[str]):
+    def as_integer(value) -> int:
+        # What sqlite3_value_int64 makes of it: a numeric prefix of text or a blob, a real
+        # truncated; NULL and NaN are 0.
+        return builtins.execute("SELECT CAST(? AS INTEGER)", (value,)).fetchone()[0] or 0
+
     def call(*args):
         try:
-            check(args)
+            check(args, as_integer)
         except _Refused as e:
             refusals.append(str(e))
             raise
@@ -232,15 +253,17 @@ def _explain(error: Exception, timeout_s: float, allowed_tables: frozenset[str],
     return QueryError(f"SQL error: {text}.")
 
 
-def _execute(conn: sqlite3.Connection, statement: str, max_rows: int, deadline: float,
-             timeout_s: float, allowed_tables: frozenset[str]) -> list:
+def _execute(conn: sqlite3.Connection, builtins: sqlite3.Connection, statement: str,
+             max_rows: int, deadline: float, timeout_s: float,
+             allowed_tables: frozenset[str]) -> list:
     """Runs in the worker thread: (columns, rows) or the QueryError to raise."""
     refusals: list[str] = []
-    builtins = sqlite3.connect(":memory:", check_same_thread=False)
     try:
         _set_limits(builtins)
         _install_guards(conn, builtins, refusals)
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, _PROGRESS_EVERY)
+        for connection in (conn, builtins):
+            connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0,
+                                            _PROGRESS_EVERY)
         cursor = conn.execute(statement)
         rows = _fetch(cursor, max_rows)
         return [[d[0] for d in cursor.description or []], rows]
@@ -263,19 +286,23 @@ def run_query(db_path: Path, sql: str, *, timeout_s: float, max_rows: int,
         conn = _open(db_path, allowed_tables)
     except sqlite3.Error as e:
         raise QueryError(f"The video's database could not be opened ({e}).") from e
+    # The guarded built-ins run on a second connection (see _install_guards): a query past its
+    # limit is interrupted on both, so neither goes on computing after the caller has its error.
+    builtins = sqlite3.connect(":memory:", check_same_thread=False)
     started = time.monotonic()
     outcome: list = []
     worker = threading.Thread(
-        target=lambda: outcome.extend(_execute(conn, statement, max_rows, started + timeout_s,
-                                               timeout_s, allowed_tables)),
+        target=lambda: outcome.extend(_execute(conn, builtins, statement, max_rows,
+                                               started + timeout_s, timeout_s, allowed_tables)),
         name="sql-query", daemon=True)
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
         # Stops the query at its next VM step; one long step cannot hold the caller past the
-        # grace period, the abandoned worker closes its connection when it ends.
-        with contextlib.suppress(sqlite3.ProgrammingError):  # it closed just now
-            conn.interrupt()
+        # grace period, the abandoned worker closes its connections when it ends.
+        for connection in (conn, builtins):
+            with contextlib.suppress(sqlite3.ProgrammingError):  # it closed just now
+                connection.interrupt()
         worker.join(_INTERRUPT_GRACE_S)
     if worker.is_alive() or not outcome:
         log.warning("query still running %.1f s after its limit: %s", _INTERRUPT_GRACE_S,

@@ -115,6 +115,46 @@ def test_expensive_single_calls_are_refused_in_time(db, sql, reason):
     assert time.monotonic() - started < 3 * limit
 
 
+# printf reads a width or precision as SQLite converts it: the numeric prefix of text, the bytes
+# of a blob, a real truncated; %n takes no argument; a blob is a format too. Each of these got
+# past the guard, and the built-in then ran on for seconds after the caller had its error.
+_SPEC_ATTACKS = [
+    "SELECT printf(CAST('%.2000000000c' AS BLOB), 'x')",
+    "SELECT printf('%.*c', '2000000000abc', 'x')",
+    "SELECT printf('%.*c', CAST('2000000000' AS BLOB), 'x')",
+    "SELECT printf('%.*c', 2e9, 'x')",
+    "SELECT format('%*c', ' -2000000000', 'x')",
+    "SELECT printf('%n%.*c', 2000000000, 'x')",
+    "SELECT printf('" + "%.*c" * 5 + "', " + ", ".join(["'2000000000x', 'x'"] * 5) + ")",
+]
+
+
+@pytest.mark.parametrize("sql", _SPEC_ATTACKS)
+def test_printf_specs_are_judged_as_sqlite_reads_them_and_burn_no_cpu_after_the_reply(db, sql):
+    cpu_before = time.process_time()
+    with pytest.raises(QueryError, match="width or precision of -?2000000000 is over"):
+        run(db, sql, timeout_s=1.0)
+    replied = time.process_time()
+    time.sleep(1.5)
+    # Whatever ran for this query has stopped: the process is idle once the caller has its error.
+    assert time.process_time() - replied < 0.3
+    assert replied - cpu_before < 0.5
+
+
+@pytest.mark.parametrize("value", ["'3'", "'3abc'", "'  +3 x'", "CAST('3' AS BLOB)", "3.9",
+                                   "-3", "'3e9'"])
+def test_the_guard_reads_a_star_argument_as_sqlite_does(db, monkeypatch, value):
+    import backend.sql_runner as runner
+
+    # With a cap of 3, a value SQLite reads as 3 passes and prints 3 characters; the same value
+    # written with a 4 is refused.
+    monkeypatch.setattr(runner, "_MAX_FORMAT_WIDTH", 3)
+    result = run(db, f"SELECT printf('%.*c', {value}, 'x'), length(printf('%*c', {value}, 'x'))")
+    assert result.rows == [("xxx", 3)]
+    with pytest.raises(QueryError, match="width or precision of -?4 is over"):
+        run(db, f"SELECT printf('%.*c', {value.replace('3', '4', 1)}, 'x')")
+
+
 def test_guarded_functions_give_the_builtin_results(db):
     result = run(db, "SELECT printf('%5.2f|%s|%-4d|%%', 3.14159, 'ab', 7), format('%03d', 5), "
                      "printf('%.*c', 3, 'x'), instr('hello', 'l'), replace('abc', 'b', 'x'), "
@@ -128,7 +168,7 @@ def test_the_limit_holds_even_when_one_step_never_returns(db, monkeypatch):
     # still gets its answer at the limit, not when the step ends.
     import backend.sql_runner as runner
 
-    monkeypatch.setitem(runner._GUARDS, "instr", lambda args: time.sleep(3))
+    monkeypatch.setitem(runner._GUARDS, "instr", lambda *_: time.sleep(3))
     started = time.monotonic()
     with pytest.raises(QueryError, match="longer than 0.5 s"):
         run(db, "SELECT instr('a', 'a')", timeout_s=0.5)
