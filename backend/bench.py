@@ -105,10 +105,10 @@ def tracking_bench(sequences: list, variants: list[dict[str, str]], settings: Se
                 home = Path(tmp) / f"{v}-{sequence.name}"
                 run = _run_child(sequence.video, home, {**_TRACKING_ONLY, **overrides})
                 track_fps = float(overrides.get("MEMORYREEL_TRACK_FPS", settings.track_fps))
-                frames, rows = _tracked_frames(home / "videos" / run["video_id"] / "video.db",
-                                               track_fps, sequence.fps)
+                frames, rows, size = _tracked_frames(
+                    home / "videos" / run["video_id"] / "video.db", track_fps, sequence.fps)
                 figures = tracking.score(tracking.read_ground_truth(sequence),
-                                         tracking.tracked_people(rows), frames)
+                                         tracking.tracked_people(rows), frames, size)
                 track_seconds = run["seconds"].get("frames.track", run["seconds"]["frames"])
                 figures["track_s_per_video_s"] = round(track_seconds / run["duration"], 3)
                 runs.append({"sequence": sequence.name, "variant": _variant_label(overrides),
@@ -122,9 +122,9 @@ def _variant_label(overrides: dict[str, str]) -> str:
 
 
 def _tracked_frames(db_path: Path, track_fps: float,
-                    gt_fps: float) -> tuple[list[tuple[int, int]], list[dict]]:
+                    gt_fps: float) -> tuple[list[tuple[int, int]], list[dict], tuple[int, int]]:
     """The frames the tracker saw, as (ground-truth frame index, video frame index) pairs matched
-    by time, and the person detections written for them."""
+    by time, the person detections written for them, and the frame's (width, height)."""
     import sqlite_utils
 
     from backend import decode
@@ -138,7 +138,7 @@ def _tracked_frames(db_path: Path, track_fps: float,
     finally:
         db.close()
     indices = decode.sample_indices(meta, track_fps)
-    return [(round(i / meta.fps * gt_fps), i) for i in indices], rows
+    return [(round(i / meta.fps * gt_fps), i) for i in indices], rows, (meta.width, meta.height)
 
 
 def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[str],

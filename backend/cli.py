@@ -316,7 +316,24 @@ def _bench_tracking(args, settings) -> dict:
     if not sequences:
         raise InputError("No MOT-layout sequence found: give --sequence DIR (a folder with gt.txt "
                          "and seqinfo.ini).")
+    if args.variants:
+        sequences = _with_footage_variants(sequences, args.variants, settings)
     return bench.tracking_bench(sequences, _variants(args.vary), settings)
+
+
+def _with_footage_variants(sequences: list, names: str, settings) -> list:
+    """Each sequence followed by its variants (all, or the comma-separated `names`)."""
+    from backend.evaluation import footage
+
+    chosen = list(footage.VARIANTS) if names == "all" else []
+    for name in ([] if chosen else names.split(",")):
+        if name.strip() not in footage.BY_NAME:
+            raise UsageError(f"--variants: no variant {name.strip()!r}; the variants are "
+                             f"{', '.join(footage.BY_NAME)}.")
+        chosen.append(footage.BY_NAME[name.strip()])
+    root = settings.cache_dir / "footage-variants"
+    return [made for sequence in sequences
+            for made in [sequence, *(footage.variant_of(sequence, v, root) for v in chosen)]]
 
 
 def _variants(vary: list[str]) -> list[dict[str, str]]:
@@ -492,13 +509,31 @@ _TRACKING_ROWS = [
     ("most at once (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
     ("tracks / identities", lambda r: f"{r['tracks']} / {r['identities']} = "
                                       f"{r['tracks_per_identity']}"),
+    ("direction right", "direction_right"),
     ("tracking s per video s", "track_s_per_video_s"), ("frames scored", "frames_scored"),
 ]
 
 
+_TRACKING_LINE = [
+    ("count MAE", "count_mae"), ("within +-1", "within_one"), ("bias", "count_bias"),
+    ("most (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
+    ("IDF1", "idf1"), ("MOTA", "mota"), ("recall", "recall"), ("precision", "precision"),
+    ("direction", "direction_right"), ("track s/s", "track_s_per_video_s"),
+]
+
+
 def _print_tracking_bench(payload: dict) -> None:
-    """One column per sequence and compared setting, side by side."""
+    """One column per sequence and compared setting, side by side; one line each when there
+    are more runs than fit across."""
     runs = payload["runs"]
+    if len(runs) > 4:
+        name_width = max(len(f"{r['sequence']}  {r['variant']}") for r in runs) + 2
+        print("".ljust(name_width) + "".join(f"{label:>12}" for label, _ in _TRACKING_LINE))
+        for r in runs:
+            cells = [key(r) if callable(key) else r[key] for _, key in _TRACKING_LINE]
+            print(f"{r['sequence']}  {r['variant']}".ljust(name_width)
+                  + "".join(f"{str(c):>12}" for c in cells))
+        return
     width = max(24, *(len(r["variant"]) + 2 for r in runs))
     print("".ljust(26) + "".join(f"{r['sequence']:>{width}}" for r in runs))
     print("".ljust(26) + "".join(f"{r['variant']:>{width}}" for r in runs))
@@ -641,6 +676,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "../shared/videos/ground-truth")
     b.add_argument("--vary", action="append", default=[], metavar="SETTING=A,B",
                    help="also run with each value of a setting, side by side (repeatable)")
+    b.add_argument("--variants", nargs="?", const="all", metavar="NAMES",
+                   help="also score variants of each sequence whose truth follows exactly "
+                        "(0.5x, 0.35x, mirrored, dark, half-fps, low-bitrate; all unless NAMES, "
+                        "comma-separated), made once into MEMORYREEL_CACHE")
     b.set_defaults(run=_bench_tracking, render=_print_tracking_bench)
     b = bench_sub.add_parser("retrieval", parents=[common],
                              help="memory vector search: LanceDB with and without index, numpy")

@@ -21,6 +21,7 @@ from pathlib import Path
 import motmetrics
 import numpy as np
 
+from backend.describe import TrackPoint, motion
 from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS
 
@@ -108,18 +109,24 @@ def _distances(truth: list[tuple[int, Box]], tracked: list[tuple[int, Box]]) -> 
     return np.where(iou >= _MIN_IOU, 1 - iou, np.nan)
 
 
-def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]]) -> dict:
+def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
+          frame_size: tuple[int, int] | None = None) -> dict:
     """Metrics over `frames`, pairs of (ground-truth frame index, tracked frame index): the
-    frames the tracker saw, mapped onto the ground truth's numbering by time."""
+    frames the tracker saw, mapped onto the ground truth's numbering by time. With the frame's
+    (width, height), also how often a track's direction of motion is the true one."""
     accumulator = motmetrics.MOTAccumulator(auto_id=True)
     counts = []
     truth_ids, tracked_ids = set(), set()
+    pairs: dict[int, list[tuple[int, int, Box, Box]]] = defaultdict(list)
     for gt_frame, frame in frames:
         here, seen = truth.get(gt_frame, []), tracked.get(frame, [])
-        accumulator.update([i for i, _ in here], [i for i, _ in seen], _distances(here, seen))
+        distances = _distances(here, seen)
+        accumulator.update([i for i, _ in here], [i for i, _ in seen], distances)
         counts.append((len(here), len(seen)))
         truth_ids.update(i for i, _ in here)
         tracked_ids.update(i for i, _ in seen)
+        for (gt_id, gt_box), (track_id, box) in _best_matches(here, seen, distances):
+            pairs[track_id].append((frame, gt_id, gt_box, box))
     names = ["mota", "motp", "idf1", "num_switches", "num_fragmentations", "precision", "recall"]
     summary = motmetrics.metrics.create().compute(accumulator, metrics=names, name="run")
     metric = {name: float(summary[name].iloc[0]) for name in names}
@@ -139,4 +146,38 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]]) -> dict:
         "true_max_at_once": max((real for real, _ in counts), default=0),
         "tracks": len(tracked_ids), "identities": len(truth_ids),
         "tracks_per_identity": round(len(tracked_ids) / max(1, len(truth_ids)), 3),
+        "direction_right": _direction_right(pairs, frame_size) if frame_size else None,
     }
+
+
+def _best_matches(truth: list[tuple[int, Box]], tracked: list[tuple[int, Box]],
+                  distances: np.ndarray):
+    """(truth, tracked) pairs, each tracked box with the true box it overlaps most (IoU >= 0.5)."""
+    for j, seen in enumerate(tracked):
+        column = distances[:, j] if len(truth) else np.empty(0)
+        if column.size and not np.all(np.isnan(column)):
+            yield truth[int(np.nanargmin(column))], seen
+
+
+def _direction_right(pairs: dict, frame_size: tuple[int, int]) -> float | None:
+    """The share of tracks whose direction of motion, as the answers phrase it
+    (`describe.motion`), is the one the true boxes give over the same frames. Each track is
+    judged against the identity it covers most; tracks matched at fewer than two frames are
+    left out."""
+    width, height = frame_size
+
+    def phrase(boxes: list[tuple[int, Box]]) -> str:
+        points = [TrackPoint(t=frame, cx=(b[0] + b[2]) / 2 / width, cy=(b[1] + b[3]) / 2 / height,
+                             h=(b[3] - b[1]) / height) for frame, b in boxes]
+        return motion(points).split(" and ")[0]
+
+    judged = right = 0
+    for matches in pairs.values():
+        identities = [gt_id for _, gt_id, _, _ in matches]
+        main = max(set(identities), key=identities.count)
+        mine = [(f, gt_box, box) for f, gt_id, gt_box, box in matches if gt_id == main]
+        if len(mine) < 2:
+            continue
+        judged += 1
+        right += phrase([(f, b) for f, _, b in mine]) == phrase([(f, g) for f, g, _ in mine])
+    return round(right / judged, 3) if judged else None
