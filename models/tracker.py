@@ -46,6 +46,14 @@ _ASSOCIATION_NAMES = {"ocsort": "OC-SORT", "bytetrack": "ByteTrack"}
 # frame: 9 boxes for 6 people); 0.6 removes them without merging people walking side by side.
 NMS_IOU = 0.6
 
+# Per-video input size (`Tracker.fit`): people this tall in the detector's input are found
+# reliably; smaller ones are missed more the smaller they get. Chosen on the tuning half of the
+# footage variants (`bench tracking --variants`, see README).
+TARGET_PERSON_PX = 96
+# The probe looks for people with a stricter score than tracking: a size chosen from a phantom
+# would cost compute on every frame.
+_PROBE_CONF = 0.4
+
 _PERSON_ALIASES = {"normal", "fall", "person"}
 _EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no task: say it
 
@@ -65,8 +73,9 @@ class Tracker:
         self.model, self.runtime, names = _load(path, runtime, device, cache_dir)
         self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs
         self._onnx = self.weights_path if self.runtime == "onnx" and device == "cpu" else None
-        self._tuned = None  # the ONNX backend whose session has our thread settings
-        self.imgsz = int(imgsz)
+        self._tuned = []  # the ONNX backends whose sessions have our thread settings
+        self.base_imgsz = self.imgsz = int(imgsz)
+        self._prober = None  # a second predictor for `fit`, built on first use
         self.conf = float(conf)
         self.iou = float(iou)
         self.device = device
@@ -109,21 +118,65 @@ class Tracker:
             for box, tid, p, c, person_pose in zip(xyxy, ids, confs, classes, poses)
         ]
 
-    def _tune_session(self) -> None:
+    def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
+        """Choose this video's input size from the people on its first frames (see
+        `input_size`), by a predictor of its own, so the tracker's state is untouched. People
+        who are large enough at the base size settle it cheaply; otherwise they are looked for
+        at `largest`, where small ones are found. Kept until `reset`."""
+        self.imgsz = self.base_imgsz
+        if largest <= self.base_imgsz or not frames_rgb:
+            return self.imgsz
+        long_side = max(frames_rgb[0].shape[:2])
+        heights = self._people_heights(frames_rgb, self.base_imgsz)
+        if not heights or input_size(heights, long_side, self.base_imgsz, largest) > self.base_imgsz:
+            heights = self._people_heights(frames_rgb, largest)
+        self.imgsz = input_size(heights, long_side, self.base_imgsz, largest)
+        return self.imgsz
+
+    def _people_heights(self, frames_rgb: list[np.ndarray], imgsz: int) -> list[float]:
+        if self._prober is None:
+            from ultralytics import YOLO
+            self._prober = YOLO(str(self.weights_path), task=self.model.task)
+        heights = []
+        for frame in frames_rgb:
+            bgr = np.ascontiguousarray(frame[..., ::-1])
+            boxes = self._prober.predict(bgr, conf=_PROBE_CONF, iou=self.iou, imgsz=imgsz,
+                                         device=self.device, verbose=False)[0].boxes
+            if self._onnx is not None:
+                self._tune_session(self._prober)
+            if boxes is not None and len(boxes):
+                heights += [y2 - y1 for (_, y1, _, y2), c in zip(boxes.xyxy.tolist(), boxes.cls.tolist())
+                            if self.categories.get(int(c)) == "person"]
+        return heights
+
+    def _tune_session(self, model=None) -> None:
         """Ultralytics builds the ONNX Runtime session with default options, whose spinning
         workers burn the CPU the rest of ingest needs; swap in ours once its predictor exists."""
         from models import detector_onnx
 
-        backend = self.model.predictor.model.backend
-        if backend is not self._tuned:
+        backend = (model or self.model).predictor.model.backend
+        if backend not in self._tuned:
             backend.session = detector_onnx.session(self._onnx, self._threads)
-            self._tuned = backend
+            self._tuned.append(backend)
 
     def reset(self) -> None:
-        """Forget all tracks (call before a new video); ids restart at 1."""
+        """Forget all tracks and the input size `fit` chose (call before a new video); ids
+        restart at 1."""
+        self.imgsz = self.base_imgsz
         predictor = self.model.predictor
         if predictor is not None and getattr(predictor, "trackers", None):
             predictor.trackers = []  # on_predict_start builds a fresh tracker on the next call
+
+
+def input_size(heights: list[float], long_side: int, base: int, largest: int) -> int:
+    """The detector input size (a multiple of 32 from `base` to `largest`) at which the smaller
+    people seen, the lower quartile of `heights` in source pixels, are `TARGET_PERSON_PX` tall
+    in the detector's input. With nobody seen, `base`."""
+    if not heights:
+        return base
+    small = float(np.percentile(heights, 25))
+    wanted = long_side * TARGET_PERSON_PX / max(small, 1.0)
+    return int(min(largest, max(base, 32 * np.ceil(wanted / 32))))
 
 
 def _load(path: str, runtime: str, device: str, cache_dir) -> tuple:

@@ -91,6 +91,9 @@ class FakeTracker:
     def reset(self) -> None:
         self.frames = 0
 
+    def fit(self, frames: list[np.ndarray], largest: int) -> int:
+        return 640
+
     def track(self, frame: np.ndarray) -> list[Detection]:
         if self.fail_at is not None and self.frames >= self.fail_at:
             raise RuntimeError("the fake tracker failed")
