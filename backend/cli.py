@@ -509,7 +509,14 @@ def _print_tracking_bench(payload: dict) -> None:
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing usage and exiting, so that --json can
-    report it like any other failure; sub-commands' parsers are of this class too."""
+    report it like any other failure; sub-commands' parsers are of this class too.
+
+    Abbreviations are off: a prefix of an option is an error, not that option (argparse took
+    `--js` for `--json`, but `main` did not, and printed human text)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         usage = " ".join(self.format_usage().split()).removeprefix("usage: ")

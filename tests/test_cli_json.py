@@ -66,9 +66,23 @@ def test_memory_list_on_a_fresh_home_writes_nothing(home):
     (["sql"], "required: video_id, query"),
     (["memory", "list", "--type", "nope"], "invalid choice: 'nope'"),
     (["ask", "0123456789abcdef", "q", "--n", "two"], "invalid int value"),
+    # A prefix of an option is not that option.
+    (["ask", "0123456789abcdef", "q", "--opt", "a|b"], "unrecognized arguments: --opt"),
 ])
 def test_argument_errors_are_json(home, args, words):
     failure(*cli(*args, "--json", home=home)[:2], "UsageError", words)
+
+
+def test_a_prefix_of_json_is_a_usage_error_not_json(home, monkeypatch, capfd):
+    # In process. argparse took `--js` for `--json` and `main` did not, so it printed human
+    # text; now it is an unknown argument, and without `--json` a plain usage error.
+    from backend import cli as command
+
+    monkeypatch.setenv("MEMORYREEL_HOME", str(home))
+    code = command.main(["info", "--js"])
+    out, err = capfd.readouterr()
+    assert code == 2 and out == ""
+    assert "unrecognized arguments: --js" in err
 
 
 @pytest.mark.parametrize("variable, value, words", [
