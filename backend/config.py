@@ -215,8 +215,8 @@ class Settings:
     max_steps: int = _setting("MEMORYREEL_MAX_STEPS", 5, int, "Most steps in one ReAct chain.")
     max_llm_calls: int = _setting(
         "MEMORYREEL_MAX_LLM_CALLS", 12, int,
-        "Most LLM calls for one question, sub-agents included (the grounded agent needs 2-5 for "
-        "most; with options the last call left is spent on an answer).")
+        "Most LLM calls for one question, sub-agents included, failed calls too (the grounded "
+        "agent needs 2-5 for most; with options the last call left is spent on an answer).")
     max_answer_seconds: float = _setting("MEMORYREEL_MAX_ANSWER_SECONDS", 900.0, float,
                                          "Time budget for one question.")
 
