@@ -23,6 +23,8 @@ from tqdm import tqdm
 
 from backend import config
 from backend.errors import InputError, MemoryReelError, UsageError
+from backend.inputs import (MAX_SOLUTIONS, MIN_SOLUTIONS, check_question, check_solutions,
+                            parse_options)
 from models.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -111,7 +113,9 @@ def _ask(args, settings) -> dict:
     from backend.memory import sessions
     from backend.memory.replay import MemoryOptions
 
-    options = [o.strip() for o in args.options.split("|")] if args.options else None
+    # Checked before the library or a model is touched, with the app's own rules.
+    check_question(args.video_id, args.question)
+    options = parse_options(args.options)
     document = (Path(args.document).name, Path(args.document).read_text()) if args.document else None
     history = sessions.load(settings, args.session) if args.session else None
 
@@ -531,6 +535,20 @@ class _Parser(argparse.ArgumentParser):
         return super()._parse_optional(arg_string)
 
 
+def _solutions(text: str) -> int:
+    """--n: the number of candidate answers, in the range the app offers."""
+    try:
+        return check_solutions(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+_SOLUTIONS_HELP = (f"planner solutions, {MIN_SOLUTIONS}-{MAX_SOLUTIONS} "
+                   "(default MEMORYREEL_N_SOLUTIONS)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m backend", description=__doc__)
     common = _Parser(add_help=False)
@@ -554,8 +572,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", parents=[common], help="ask a question about a video")
     p.add_argument("video_id")
     p.add_argument("question")
-    p.add_argument("--options", help="multiple choice: options separated by '|'")
-    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--options", help="multiple choice: two or more options separated by '|'")
+    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     p.add_argument("--document", help="a text file the agent may search as background knowledge")
     p.add_argument("--session", help="chat name: earlier turns of it are short-term memory, and "
                                      "this turn is added to it")
@@ -580,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "files not named by the question file's video ids")
     p.add_argument("--limit", type=int, help="only the first N questions of the seeded order")
     p.add_argument("--memory", choices=["off", "semantic", "procedural", "all"], default="all")
-    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     p.add_argument("--replay", default="dynamic", help="dynamic (default) or fixed:KS,KP")
     p.add_argument("--seed", type=int, default=0, help="seed of the question order (default 0)")
     p.add_argument("--out", help="run folder (default MEMORYREEL_HOME/evaluations/<file>_<options>)")
@@ -622,7 +640,7 @@ def build_parser() -> argparse.ArgumentParser:
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
     qa.add_argument("--videos", default=str(_SHARED / "videos"))
-    qa.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    qa.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     qa.add_argument("--limit", type=int, help="only the first N questions")
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
     b.add_argument("--agents", default="grounded,sql",

@@ -66,6 +66,13 @@ def test_memory_list_on_a_fresh_home_writes_nothing(home):
     (["sql"], "required: video_id, query"),
     (["memory", "list", "--type", "nope"], "invalid choice: 'nope'"),
     (["ask", "0123456789abcdef", "q", "--n", "two"], "invalid int value"),
+    # The range of candidate answers the app offers; 0 used to mean the default, 1000 to ask a
+    # failing endpoint 1000 times.
+    (["ask", "0123456789abcdef", "q", "--n", "0"], "argument --n: The number of candidate "
+                                                    "answers must be a whole number from 1 to 6"),
+    (["ask", "0123456789abcdef", "q", "--n", "-2"], "from 1 to 6, not -2"),
+    (["ask", "0123456789abcdef", "q", "--n", "1000"], "from 1 to 6, not 1000"),
+    (["eval", "questions.csv", "--n", "7"], "from 1 to 6, not 7"),
     # A prefix of an option is not that option.
     (["ask", "0123456789abcdef", "q", "--opt", "a|b"], "unrecognized arguments: --opt"),
 ])
@@ -83,6 +90,32 @@ def test_a_prefix_of_json_is_a_usage_error_not_json(home, monkeypatch, capfd):
     out, err = capfd.readouterr()
     assert code == 2 and out == ""
     assert "unrecognized arguments: --js" in err
+
+
+@pytest.mark.parametrize("options, words", [
+    ("|||", "at least two options"),
+    ("5", "at least two options"),
+    ("  |\n| ", "at least two options"),
+])
+def test_ask_refuses_options_the_app_refuses(home, options, words):
+    # Checked before the library is read: the video id need not exist.
+    failure(*cli("ask", "0123456789abcdef", "q", "--options", options, "--json", home=home)[:2],
+            "InputError", words)
+
+
+def test_ask_drops_empty_options_as_the_app_does(home, monkeypatch):
+    from backend import cli as command
+    from backend.errors import NotFoundError
+
+    given = {}
+
+    def fake_ask(video_id, question, settings, **kwargs):
+        given.update(kwargs)
+        raise NotFoundError("stop here")
+    monkeypatch.setattr("backend.ask.ask", fake_ask)
+    monkeypatch.setenv("MEMORYREEL_HOME", str(home))
+    assert command.main(["ask", "0123456789abcdef", "q", "--options", "5||6|", "--json"]) == 2
+    assert given["options"] == ["5", "6"]
 
 
 @pytest.mark.parametrize("variable, value, words", [

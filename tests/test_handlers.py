@@ -37,6 +37,9 @@ def test_an_ingested_video_is_listed_shown_and_named_before_deleting(ingested, l
     (lambda s: handlers.on_memory_delete(s, "", "Semantic", None, True, ""),
      "Select a memory in the table first"),
     (lambda s: handlers.on_save(s, "localhost:8080", "m", "", 2, True), "must start with http"),
+    # The CLI's `--n` and the Settings tab share one range (backend/inputs.py).
+    (lambda s: handlers.on_save(s, "", "", "", 7, True), "from 1 to 6, not 7"),
+    (lambda s: handlers.on_save(s, "", "", "", 0, True), "from 1 to 6, not 0"),
 ])
 def test_bad_input_is_a_readable_page_error(tmp_path, call, message):
     with pytest.raises(gr.Error, match=message):
