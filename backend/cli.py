@@ -22,9 +22,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.errors import InputError, MemoryReelError, UsageError
+from backend.errors import InputError, MemoryReelError, QueryError, UsageError
 from backend.inputs import (MAX_SOLUTIONS, MIN_SOLUTIONS, check_question, check_solutions,
-                            parse_options)
+                            check_text, parse_options)
 from models.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,7 @@ def _sql(args, settings) -> dict:
     from backend.library import Library
     from backend.sql_runner import run_query
 
+    check_text(args.query, "The SQL query", QueryError)
     entry = Library(settings.home).get(args.video_id)
     result = run_query(entry.db_path, args.query, timeout_s=settings.sql_timeout_s,
                        max_rows=settings.sql_max_rows)
@@ -178,6 +179,8 @@ def _memory(args, settings) -> dict:
     if args.action in ("show", "search", "delete") and not args.target:
         what = "some text to search for" if args.action == "search" else "an entry id"
         raise InputError(f"memory {args.action} needs {what}.")
+    if args.action == "search":
+        check_text(args.target, "The search text")
     if args.action == "list":
         return {"entries": [e.as_dict() for e in store.list(kind=args.type, video_id=args.video)]}
     if args.action == "show":

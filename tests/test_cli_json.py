@@ -118,6 +118,20 @@ def test_ask_drops_empty_options_as_the_app_does(home, monkeypatch):
     assert given["options"] == ["5", "6"]
 
 
+@pytest.mark.parametrize("args, kind, words", [
+    (["ask", "0123456789abcdef", "how many\udcff"], "InputError",
+     "The question is not valid UTF-8 text"),
+    (["ask", "0123456789abcdef", "q", "--options", "a|b\udcfe"], "InputError",
+     "The text of the options is not valid UTF-8 text"),
+    (["sql", "0123456789abcdef", "SELECT '\udcff'"], "QueryError",
+     "The SQL query is not valid UTF-8 text"),
+    (["memory", "search", "people\udcff"], "InputError", "The search text is not valid UTF-8"),
+])
+def test_arguments_that_are_not_utf8_are_refused_by_name(home, args, kind, words):
+    # subprocess passes '\udcff' as the byte 0xff, which Python hands back as '\udcff'.
+    failure(*cli(*args, "--json", home=home)[:2], kind, words)
+
+
 @pytest.mark.parametrize("variable, value, words", [
     ("MEMORYREEL_SQL_TIMEOUT", "abc", "MEMORYREEL_SQL_TIMEOUT must be a number"),
     ("MEMORYREEL_SQL_MAX_ROWS", "-3", "MEMORYREEL_SQL_MAX_ROWS must be more than 0"),
