@@ -139,6 +139,10 @@ def test_arguments_that_are_not_utf8_are_refused_by_name(home, args, kind, words
     ("MEMORYREEL_SHARE", "maybe", "MEMORYREEL_SHARE must be one of"),
     ("MEMORYREEL_AGENT", "gpt", "MEMORYREEL_AGENT must be one of grounded, sql"),
     ("MEMORYREEL_DETECTOR_RUNTIME", "gpu", "MEMORYREEL_DETECTOR_RUNTIME must be one of auto, onnx"),
+    ("MEMORYREEL_PORT", "99999", "MEMORYREEL_PORT must be from 1 to 65535, not '99999'"),
+    ("MEMORYREEL_AUTH", "nocolon", "MEMORYREEL_AUTH must be user:password, both non-empty"),
+    ("MEMORYREEL_LLM_BASE_URL", "localhost:11434/v1",
+     "MEMORYREEL_LLM_BASE_URL must be an http:// or https:// URL with a host"),
 ])
 def test_bad_settings_are_json_and_name_the_variable(home, variable, value, words):
     failure(*cli("info", "--json", home=home, env={variable: value})[:2], "SettingsError", words)
