@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from backend.ask import Answer, ask
 from backend.config import Settings
 from backend.errors import InputError
 from backend.ingest import STAGES, IngestResult, check_upload, ingest
+from backend.inputs import check_question, parse_options
 from backend.library import Library
 from backend.memory.store import MemoryStore
 
@@ -57,24 +57,6 @@ def _remove_upload(path: Path) -> None:
                 resolved.parent.rmdir()  # Gradio keeps each upload in a folder of its own
     except OSError as e:
         log.warning("could not remove the uploaded copy %s: %s", path, e)
-
-
-def parse_options(text: str | None) -> list[str] | None:
-    """Multiple-choice options, one per line or separated by '|'; None for an open question."""
-    if not text or not text.strip():
-        return None
-    options = [o.strip() for o in re.split(r"[\n|]", text) if o.strip()]
-    if len(options) < 2:
-        raise InputError("Give at least two options (one per line), or leave the box empty "
-                         "for an open question.")
-    return options
-
-
-def check_question(video_id: str | None, question: str | None) -> None:
-    if not video_id:
-        raise InputError("Pick a video from the library (or upload one) before asking.")
-    if not question or not question.strip():
-        raise InputError("Type a question first.")
 
 
 def answer_question(video_id: str | None, question: str | None, options_text: str | None,

@@ -14,10 +14,11 @@ import threading
 import time
 from collections.abc import Iterator
 
-from app.api import answer_first, check_question, parse_options
+from app.api import answer_first
 from app.errors import readable
 from app.views import clock
 from backend.config import Settings
+from backend.inputs import check_question, parse_options
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ import gradio as gr
 
 from app import answer_view, inspector, session
 from backend import config
+from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
 from backend.library import VIDEO_EXTENSIONS
 from backend.schema import TABLES
 
@@ -316,8 +317,8 @@ def settings_area(settings: config.Settings) -> SettingsArea:
             api_key = gr.Textbox("", label="API key", type="password",
                                  placeholder="empty = keep the current key")
         with gr.Row():
-            n_solutions = gr.Slider(1, 6, value=settings.n_solutions, step=1,
-                                    label="Candidate answers (N solutions)")
+            n_solutions = gr.Slider(MIN_SOLUTIONS, MAX_SOLUTIONS, value=settings.n_solutions,
+                                    step=1, label="Candidate answers (N solutions)")
             memory_on = gr.Checkbox(settings.memory, label="Memory on: replay and learn")
         with gr.Row():
             save = gr.Button("Save for this session", variant="primary", elem_id="settings-save")

@@ -7,6 +7,7 @@ from dataclasses import replace
 from backend.ask import check_llm
 from backend.config import Settings
 from backend.errors import InputError
+from backend.inputs import check_solutions
 
 
 def with_choices(settings: Settings, base_url: str, model: str, api_key: str,
@@ -18,7 +19,8 @@ def with_choices(settings: Settings, base_url: str, model: str, api_key: str,
     # keeps the current key, but only for the same endpoint, so it is never sent elsewhere.
     key = (api_key or "").strip() or (settings.llm_api_key if base_url == settings.llm_base_url else "")
     return replace(settings, llm_base_url=base_url, llm_model=(model or "").strip(),
-                   llm_api_key=key, n_solutions=int(n_solutions), memory=bool(memory))
+                   llm_api_key=key, n_solutions=check_solutions(n_solutions),
+                   memory=bool(memory))
 
 
 def describe(settings: Settings) -> str:

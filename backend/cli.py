@@ -22,7 +22,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.errors import InputError, MemoryReelError, UsageError
+from backend.errors import InputError, MemoryReelError, QueryError, UsageError
+from backend.inputs import (MAX_SOLUTIONS, MIN_SOLUTIONS, check_question, check_solutions,
+                            check_text, parse_options)
 from models.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,7 @@ def _sql(args, settings) -> dict:
     from backend.library import Library
     from backend.sql_runner import run_query
 
+    check_text(args.query, "The SQL query", QueryError)
     entry = Library(settings.home).get(args.video_id)
     result = run_query(entry.db_path, args.query, timeout_s=settings.sql_timeout_s,
                        max_rows=settings.sql_max_rows)
@@ -111,7 +114,9 @@ def _ask(args, settings) -> dict:
     from backend.memory import sessions
     from backend.memory.replay import MemoryOptions
 
-    options = [o.strip() for o in args.options.split("|")] if args.options else None
+    # Checked before the library or a model is touched, with the app's own rules.
+    check_question(args.video_id, args.question)
+    options = parse_options(args.options)
     document = (Path(args.document).name, Path(args.document).read_text()) if args.document else None
     history = sessions.load(settings, args.session) if args.session else None
 
@@ -174,6 +179,8 @@ def _memory(args, settings) -> dict:
     if args.action in ("show", "search", "delete") and not args.target:
         what = "some text to search for" if args.action == "search" else "an entry id"
         raise InputError(f"memory {args.action} needs {what}.")
+    if args.action == "search":
+        check_text(args.target, "The search text")
     if args.action == "list":
         return {"entries": [e.as_dict() for e in store.list(kind=args.type, video_id=args.video)]}
     if args.action == "show":
@@ -544,7 +551,14 @@ def _print_tracking_bench(payload: dict) -> None:
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing usage and exiting, so that --json can
-    report it like any other failure; sub-commands' parsers are of this class too."""
+    report it like any other failure; sub-commands' parsers are of this class too.
+
+    Abbreviations are off: a prefix of an option is an error, not that option (argparse took
+    `--js` for `--json`, but `main` did not, and printed human text)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
@@ -557,6 +571,20 @@ class _Parser(argparse.ArgumentParser):
                 and len(arg_string) > 1 and os.path.exists(arg_string)):
             return None
         return super()._parse_optional(arg_string)
+
+
+def _solutions(text: str) -> int:
+    """--n: the number of candidate answers, in the range the app offers."""
+    try:
+        return check_solutions(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+_SOLUTIONS_HELP = (f"planner solutions, {MIN_SOLUTIONS}-{MAX_SOLUTIONS} "
+                   "(default MEMORYREEL_N_SOLUTIONS)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -582,8 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", parents=[common], help="ask a question about a video")
     p.add_argument("video_id")
     p.add_argument("question")
-    p.add_argument("--options", help="multiple choice: options separated by '|'")
-    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--options", help="multiple choice: two or more options separated by '|'")
+    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     p.add_argument("--document", help="a text file the agent may search as background knowledge")
     p.add_argument("--session", help="chat name: earlier turns of it are short-term memory, and "
                                      "this turn is added to it")
@@ -608,7 +636,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "files not named by the question file's video ids")
     p.add_argument("--limit", type=int, help="only the first N questions of the seeded order")
     p.add_argument("--memory", choices=["off", "semantic", "procedural", "all"], default="all")
-    p.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     p.add_argument("--replay", default="dynamic", help="dynamic (default) or fixed:KS,KP")
     p.add_argument("--seed", type=int, default=0, help="seed of the question order (default 0)")
     p.add_argument("--out", help="run folder (default MEMORYREEL_HOME/evaluations/<file>_<options>)")
@@ -650,7 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(_SHARED / "eval" / "dev-qa.csv"))
     qa.add_argument("--videos", default=str(_SHARED / "videos"))
-    qa.add_argument("--n", type=int, help="planner solutions (default MEMORYREEL_N_SOLUTIONS)")
+    qa.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
     qa.add_argument("--limit", type=int, help="only the first N questions")
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
     b.add_argument("--agents", default="grounded,sql",

@@ -10,8 +10,10 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, get_args, get_origin, get_type_hints
+from urllib.parse import urlsplit
 
 from backend.errors import SettingsError
+from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
 from models.detector_onnx import DetectorRuntime
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -41,16 +43,24 @@ def _env(name: str, default, cast=str):
 
 # Counts, sizes and durations that are meaningless at zero (or below): refused at load, so a
 # typo fails with the variable's name instead of deep inside a run.
-_POSITIVE = {"MEMORYREEL_PORT", "MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
+_POSITIVE = {"MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
              "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL",
              "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ", "MEMORYREEL_DETECTOR_MAX_IMGSZ",
-             "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_LLM_CTX", "MEMORYREEL_LLM_THREADS",
-             "MEMORYREEL_N_SOLUTIONS", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
+             "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
              "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL"}
-_NON_NEGATIVE = {"MEMORYREEL_OCR_CHANGE", "MEMORYREEL_CAPTION_CHANGE", "MEMORYREEL_DETECTOR_CONF",
-                 "MEMORYREEL_FILL_GAP_SECONDS",
-                 "MEMORYREEL_MIN_TRACK_SECONDS", "MEMORYREEL_CHAT_TURNS"}
+_NON_NEGATIVE = {"MEMORYREEL_FILL_GAP_SECONDS", "MEMORYREEL_MIN_TRACK_SECONDS",
+                 "MEMORYREEL_CHAT_TURNS"}
+# Values with a bounded meaning, (lowest, highest) both allowed: a port, a confidence or a
+# similarity, a grey level, the candidate answers the app offers, and what the embedded
+# llama.cpp server can use: Qwen2.5 holds at most 131072 tokens, and a sub-agent's prompt (the
+# table schema and examples, about 4,000 characters) with its reply needs about 2,000; more
+# threads than any CPU has is a typo.
+_RANGES = {"MEMORYREEL_PORT": (1, 65535),
+           "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
+           "MEMORYREEL_OCR_CHANGE": (0, 255), "MEMORYREEL_CAPTION_CHANGE": (0, 255),
+           "MEMORYREEL_N_SOLUTIONS": (MIN_SOLUTIONS, MAX_SOLUTIONS),
+           "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024)}
 
 
 def _check_range(name: str, value, raw: str) -> None:
@@ -59,6 +69,9 @@ def _check_range(name: str, value, raw: str) -> None:
         raise SettingsError(f"{name} must be more than 0, not {raw!r}.")
     if name in _NON_NEGATIVE and not value >= 0:
         raise SettingsError(f"{name} must be 0 or more, not {raw!r}.")
+    low, high = _RANGES.get(name, (None, None))
+    if low is not None and not low <= value <= high:
+        raise SettingsError(f"{name} must be from {low} to {high}, not {raw!r}.")
     if isinstance(value, float) and value == float("inf"):
         raise SettingsError(f"{name} must be a finite number, not {raw!r}.")
 
@@ -86,11 +99,11 @@ class Settings:
 
     # --- web app ---
     host: str = _setting("MEMORYREEL_HOST", "127.0.0.1", str, "Address the app binds to.")
-    port: int = _setting("MEMORYREEL_PORT", 7860, int, "Port the app listens on.")
+    port: int = _setting("MEMORYREEL_PORT", 7860, int, "Port the app listens on (1-65535).")
     share: bool = _setting("MEMORYREEL_SHARE", False, bool,
                            "Open a public Gradio share link (off unless asked).")
     auth: str = _setting("MEMORYREEL_AUTH", "", str,
-                         "user:password to require a login; empty = no login.")
+                         "user:password (both non-empty) to require a login; empty = no login.")
     max_upload_mb: int = _setting("MEMORYREEL_MAX_UPLOAD_MB", 500, int,
                                   "Largest accepted upload, in MiB.")
 
@@ -217,12 +230,12 @@ class Settings:
         "grammar, early stop on computed answers; sql: the earlier agent, whose sub-agents write "
         "SQL and read rows back (kept to compare in `bench agent`).")
     n_solutions: int = _setting("MEMORYREEL_N_SOLUTIONS", 2, int,
-                                "MCTS iterations, i.e. candidate answers (1 = greedy ReAct).")
+                                "MCTS iterations, i.e. candidate answers, 1-6 (1 = greedy ReAct).")
     max_steps: int = _setting("MEMORYREEL_MAX_STEPS", 5, int, "Most steps in one ReAct chain.")
     max_llm_calls: int = _setting(
         "MEMORYREEL_MAX_LLM_CALLS", 12, int,
-        "Most LLM calls for one question, sub-agents included (the grounded agent needs 2-5 for "
-        "most; with options the last call left is spent on an answer).")
+        "Most LLM calls for one question, sub-agents included, failed calls too (the grounded "
+        "agent needs 2-5 for most; with options the last call left is spent on an answer).")
     max_answer_seconds: float = _setting("MEMORYREEL_MAX_ANSWER_SECONDS", 900.0, float,
                                          "Time budget for one question.")
 
@@ -268,6 +281,10 @@ def load() -> Settings:
     _check_choices(settings)
     _check_captioner(settings)
     _check_folders(settings)
+    _check_auth(settings.auth)
+    for env, url in (("MEMORYREEL_LLM_BASE_URL", settings.llm_base_url),
+                     ("MEMORYREEL_VISION_BASE_URL", settings.vision_base_url)):
+        _check_url(env, url)
     return settings
 
 
@@ -306,6 +323,30 @@ def _check_folders(settings: Settings) -> None:
                        ("MEMORYREEL_MEMORY_DIR", settings.memory_path)):
         if path.exists() and not path.is_dir():
             raise SettingsError(f"{name} is {str(path)!r}, which is a file, not a folder.")
+
+
+def _check_auth(auth: str) -> None:
+    # Split as the app splits it: a value without both halves would lock every user out.
+    user, colon, password = auth.partition(":")
+    if auth and not (colon and user and password):
+        raise SettingsError("MEMORYREEL_AUTH must be user:password, both non-empty (the "
+                            "password may hold ':'), or empty for no login.")
+
+
+def _check_url(env: str, url: str) -> None:
+    # The OpenAI client would otherwise fail at the first question with a message about a
+    # connection, not about the setting.
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+        good = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. an unclosed [ of an IPv6 address
+        good = False
+    if not good:
+        raise SettingsError(f"{env} must be an http:// or https:// URL with a host (e.g. "
+                            f"http://localhost:11434/v1), not {url!r}.")
 
 
 def third_party_environment(settings: Settings) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backend.errors import QueryError
+from backend.inputs import check_text
 from backend.schema import TABLES
 
 log = logging.getLogger(__name__)
@@ -281,6 +282,7 @@ def run_query(db_path: Path, sql: str, *, timeout_s: float, max_rows: int,
     """Run one SELECT on `db_path`; raise QueryError with a clear reason for anything else.
 
     Returns within about `timeout_s` (plus a quarter second) whatever the query does."""
+    check_text(sql, "The SQL query", QueryError)  # else the worker dies and it reads as a timeout
     statement = _statement(sql)
     try:
         conn = _open(db_path, allowed_tables)

@@ -66,9 +66,70 @@ def test_memory_list_on_a_fresh_home_writes_nothing(home):
     (["sql"], "required: video_id, query"),
     (["memory", "list", "--type", "nope"], "invalid choice: 'nope'"),
     (["ask", "0123456789abcdef", "q", "--n", "two"], "invalid int value"),
+    # The range of candidate answers the app offers; 0 used to mean the default, 1000 to ask a
+    # failing endpoint 1000 times.
+    (["ask", "0123456789abcdef", "q", "--n", "0"], "argument --n: The number of candidate "
+                                                    "answers must be a whole number from 1 to 6"),
+    (["ask", "0123456789abcdef", "q", "--n", "-2"], "from 1 to 6, not -2"),
+    (["ask", "0123456789abcdef", "q", "--n", "1000"], "from 1 to 6, not 1000"),
+    (["eval", "questions.csv", "--n", "7"], "from 1 to 6, not 7"),
+    # A prefix of an option is not that option.
+    (["ask", "0123456789abcdef", "q", "--opt", "a|b"], "unrecognized arguments: --opt"),
 ])
 def test_argument_errors_are_json(home, args, words):
     failure(*cli(*args, "--json", home=home)[:2], "UsageError", words)
+
+
+def test_a_prefix_of_json_is_a_usage_error_not_json(home, monkeypatch, capfd):
+    # In process. argparse took `--js` for `--json` and `main` did not, so it printed human
+    # text; now it is an unknown argument, and without `--json` a plain usage error.
+    from backend import cli as command
+
+    monkeypatch.setenv("MEMORYREEL_HOME", str(home))
+    code = command.main(["info", "--js"])
+    out, err = capfd.readouterr()
+    assert code == 2 and out == ""
+    assert "unrecognized arguments: --js" in err
+
+
+@pytest.mark.parametrize("options, words", [
+    ("|||", "at least two options"),
+    ("5", "at least two options"),
+    ("  |\n| ", "at least two options"),
+])
+def test_ask_refuses_options_the_app_refuses(home, options, words):
+    # Checked before the library is read: the video id need not exist.
+    failure(*cli("ask", "0123456789abcdef", "q", "--options", options, "--json", home=home)[:2],
+            "InputError", words)
+
+
+def test_ask_drops_empty_options_as_the_app_does(home, monkeypatch):
+    from backend import cli as command
+    from backend.errors import NotFoundError
+
+    given = {}
+
+    def fake_ask(video_id, question, settings, **kwargs):
+        given.update(kwargs)
+        raise NotFoundError("stop here")
+    monkeypatch.setattr("backend.ask.ask", fake_ask)
+    monkeypatch.setenv("MEMORYREEL_HOME", str(home))
+    assert command.main(["ask", "0123456789abcdef", "q", "--options", "5||6|", "--json"]) == 2
+    assert given["options"] == ["5", "6"]
+
+
+@pytest.mark.parametrize("args, kind, words", [
+    (["ask", "0123456789abcdef", "how many\udcff"], "InputError",
+     "The question is not valid UTF-8 text"),
+    (["ask", "0123456789abcdef", "q", "--options", "a|b\udcfe"], "InputError",
+     "The text of the options is not valid UTF-8 text"),
+    (["sql", "0123456789abcdef", "SELECT '\udcff'"], "QueryError",
+     "The SQL query is not valid UTF-8 text"),
+    (["memory", "search", "people\udcff"], "InputError", "The search text is not valid UTF-8"),
+])
+def test_arguments_that_are_not_utf8_are_refused_by_name(home, args, kind, words):
+    # subprocess passes '\udcff' as the byte 0xff, which Python hands back as '\udcff'.
+    failure(*cli(*args, "--json", home=home)[:2], kind, words)
 
 
 @pytest.mark.parametrize("variable, value, words", [
@@ -78,6 +139,10 @@ def test_argument_errors_are_json(home, args, words):
     ("MEMORYREEL_SHARE", "maybe", "MEMORYREEL_SHARE must be one of"),
     ("MEMORYREEL_AGENT", "gpt", "MEMORYREEL_AGENT must be one of grounded, sql"),
     ("MEMORYREEL_DETECTOR_RUNTIME", "gpu", "MEMORYREEL_DETECTOR_RUNTIME must be one of auto, onnx"),
+    ("MEMORYREEL_PORT", "99999", "MEMORYREEL_PORT must be from 1 to 65535, not '99999'"),
+    ("MEMORYREEL_AUTH", "nocolon", "MEMORYREEL_AUTH must be user:password, both non-empty"),
+    ("MEMORYREEL_LLM_BASE_URL", "localhost:11434/v1",
+     "MEMORYREEL_LLM_BASE_URL must be an http:// or https:// URL with a host"),
 ])
 def test_bad_settings_are_json_and_name_the_variable(home, variable, value, words):
     failure(*cli("info", "--json", home=home, env={variable: value})[:2], "SettingsError", words)

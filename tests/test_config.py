@@ -49,3 +49,51 @@ def test_enumerated_settings_are_the_ones_with_fixed_values():
     assert set(config.choices()["tracker"]) == set(tracker.ASSOCIATIONS)
     defaults = {name: getattr(config.Settings(), name) for name in config.choices()}
     assert all(defaults[name] in allowed for name, allowed in config.choices().items())
+
+
+@pytest.mark.parametrize("env, value, words", [
+    ("MEMORYREEL_PORT", "0", "MEMORYREEL_PORT must be from 1 to 65535, not '0'."),
+    ("MEMORYREEL_PORT", "65536", "MEMORYREEL_PORT must be from 1 to 65535"),
+    ("MEMORYREEL_AUTH", "nocolon", "MEMORYREEL_AUTH must be user:password, both non-empty"),
+    ("MEMORYREEL_AUTH", ":secret", "MEMORYREEL_AUTH must be user:password"),
+    ("MEMORYREEL_AUTH", "admin:", "MEMORYREEL_AUTH must be user:password"),
+    ("MEMORYREEL_LLM_BASE_URL", "localhost:11434/v1", "MEMORYREEL_LLM_BASE_URL must be an http"),
+    ("MEMORYREEL_LLM_BASE_URL", "http://", "MEMORYREEL_LLM_BASE_URL must be an http"),
+    ("MEMORYREEL_LLM_BASE_URL", "http://[::1/v1", "MEMORYREEL_LLM_BASE_URL must be an http"),
+    ("MEMORYREEL_LLM_BASE_URL", "http://localhost:99999/v1", "MEMORYREEL_LLM_BASE_URL must be"),
+    ("MEMORYREEL_VISION_BASE_URL", "ftp://files.example/v1", "MEMORYREEL_VISION_BASE_URL must be"),
+    ("MEMORYREEL_DETECTOR_CONF", "1.5", "MEMORYREEL_DETECTOR_CONF must be from 0 to 1"),
+    ("MEMORYREEL_DETECTOR_CONF", "nan", "MEMORYREEL_DETECTOR_CONF must be from 0 to 1"),
+    ("MEMORYREEL_REPLAY_MIN_SIMILARITY", "-0.2", "MEMORYREEL_REPLAY_MIN_SIMILARITY must be from 0"),
+    ("MEMORYREEL_REPLAY_MIN_SIMILARITY", "1.01", "MEMORYREEL_REPLAY_MIN_SIMILARITY must be from 0"),
+    ("MEMORYREEL_OCR_CHANGE", "256", "MEMORYREEL_OCR_CHANGE must be from 0 to 255"),
+    ("MEMORYREEL_CAPTION_CHANGE", "-1", "MEMORYREEL_CAPTION_CHANGE must be from 0 to 255"),
+    ("MEMORYREEL_N_SOLUTIONS", "7", "MEMORYREEL_N_SOLUTIONS must be from 1 to 6"),
+    ("MEMORYREEL_LLM_CTX", "100", "MEMORYREEL_LLM_CTX must be from 2048 to 131072"),
+    ("MEMORYREEL_LLM_THREADS", "100000", "MEMORYREEL_LLM_THREADS must be from 1 to 1024"),
+])
+def test_values_outside_their_meaning_are_refused_at_load(monkeypatch, env, value, words):
+    monkeypatch.setenv(env, value)
+    with pytest.raises(SettingsError, match=re.escape(words)):
+        config.load()
+
+
+def test_the_password_is_never_in_the_message(monkeypatch):
+    monkeypatch.setenv("MEMORYREEL_AUTH", ":hunter2")
+    with pytest.raises(SettingsError) as error:
+        config.load()
+    assert "hunter2" not in str(error.value)
+
+
+@pytest.mark.parametrize("env, value", [
+    ("MEMORYREEL_PORT", "1"), ("MEMORYREEL_PORT", "65535"),
+    ("MEMORYREEL_AUTH", "admin:pass:with:colons"),
+    ("MEMORYREEL_LLM_BASE_URL", "https://api.openai.com/v1"),
+    ("MEMORYREEL_LLM_BASE_URL", "http://[::1]:8080/v1"),
+    ("MEMORYREEL_VISION_BASE_URL", "http://127.0.0.1:8000/v1"),
+    ("MEMORYREEL_DETECTOR_CONF", "0"), ("MEMORYREEL_DETECTOR_CONF", "1"),
+    ("MEMORYREEL_REPLAY_MIN_SIMILARITY", "0.9"), ("MEMORYREEL_N_SOLUTIONS", "6"),
+])
+def test_values_at_the_edges_of_their_range_load(monkeypatch, env, value):
+    monkeypatch.setenv(env, value)
+    config.load()

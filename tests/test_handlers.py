@@ -37,6 +37,14 @@ def test_an_ingested_video_is_listed_shown_and_named_before_deleting(ingested, l
     (lambda s: handlers.on_memory_delete(s, "", "Semantic", None, True, ""),
      "Select a memory in the table first"),
     (lambda s: handlers.on_save(s, "localhost:8080", "m", "", 2, True), "must start with http"),
+    # The CLI's `--n` and the Settings tab share one range (backend/inputs.py).
+    (lambda s: handlers.on_save(s, "", "", "", 7, True), "from 1 to 6, not 7"),
+    (lambda s: handlers.on_save(s, "", "", "", 0, True), "from 1 to 6, not 0"),
+    # Lone surrogates reach the app from a JSON string ("\\udcff"): refused before any model.
+    (lambda s: list(handlers.on_ask("0123456789abcdef", "how many\udcff", "", [], [], s)),
+     "The question is not valid UTF-8 text"),
+    (lambda s: list(handlers.on_ask("0123456789abcdef", "how many?", "2\n3\udcff", [], [], s)),
+     "The text of the options is not valid UTF-8 text"),
 ])
 def test_bad_input_is_a_readable_page_error(tmp_path, call, message):
     with pytest.raises(gr.Error, match=message):

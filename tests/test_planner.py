@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import math
 import random
+import threading
+import time
 from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic import ValidationError
@@ -13,8 +16,8 @@ from pydantic import ValidationError
 from backend.agent.planner import (Node, Planner, PlannerConfig, backpropagate, choose_option,
                                    select_node, softmax)
 from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
-from models.llm import LLMBadReply, LLMUnavailable, Usage
-from tests.fakes import FakeTool, ScriptedLLM, step
+from models.llm import LLMBadReply, LLMUnavailable, OpenAIChat, Usage
+from tests.fakes import FakeTool, ScriptedLLM, base_url, send_json, serving, step
 
 
 def make_planner(replies, tools, **config):
@@ -203,6 +206,43 @@ def test_step_and_call_limits_bound_the_work():
                                 n_solutions=4, max_depth=10, max_llm_calls=4)
     result = planner.solve("when?")
     assert len(llm.prompts) == 4 and "budget used up" in result.answer
+
+
+def test_failed_llm_calls_count_against_the_call_budget():
+    planner, llm = make_planner([LLMUnavailable("connection refused")] * 50, [], n_solutions=50,
+                                max_llm_calls=5)
+    result = planner.solve("anything?")
+    assert not result.answered and "connection refused" in result.answer
+    assert len(llm.prompts) == 5 and result.usage.calls == 5
+
+
+class _Down(BaseHTTPRequestHandler):
+    """An endpoint that is up but failing: every request is counted and answered HTTP 503."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with self.server.lock:
+            self.server.requests += 1
+        send_json(self, 503, {"error": {"message": "overloaded"}})
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_failing_endpoint_is_asked_at_most_max_llm_calls_times_per_question():
+    # Every HTTP request is counted, retries included: with failed calls left out of the budget,
+    # each of the N iterations asked once more (`ask --n 1000` made 1000 requests).
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Down)
+    server.requests, server.lock = 0, threading.Lock()
+    with serving(server):
+        llm = OpenAIChat(base_url(server), "fake", timeout=5)
+        ctx = ToolContext(video_id="v", db_path=None, memory_folder=None, llm=llm, embed=None,
+                          usage=Usage())
+        started = time.monotonic()
+        result = Planner([], ctx, PlannerConfig(n_solutions=40, max_llm_calls=4)).solve("q?")
+    assert not result.answered and "HTTP 503" in result.answer
+    assert server.requests == 4
+    assert time.monotonic() - started < 10
 
 
 def test_multi_digit_instance_ids_stay_whole():

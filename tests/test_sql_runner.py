@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import pytest
@@ -19,6 +20,18 @@ def db(ingested, library_settings):
 
 def run(db, sql, timeout_s=2.0, max_rows=50):
     return run_query(db, sql, timeout_s=timeout_s, max_rows=max_rows)
+
+
+def test_a_query_that_is_not_utf8_is_refused_at_once(tmp_path):
+    # A lone surrogate (bytes that were not UTF-8) once killed the worker thread, and the caller
+    # waited out the limit to report a query that "ran longer than 2 s".
+    db = tmp_path / "video.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE instances (id INTEGER)")
+    started = time.monotonic()
+    with pytest.raises(QueryError, match="The SQL query is not valid UTF-8 text"):
+        run(db, "SELECT '\udcff' FROM instances")
+    assert time.monotonic() - started < 0.5
 
 
 def test_select_returns_rows_and_columns(db):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal, Protocol
@@ -71,8 +72,15 @@ class ToolContext:
 
     def complete(self, messages: list[dict], response_model: type[BaseModel] | None = None,
                  max_tokens: int = 200) -> Reply:
-        """One LLM call, counted in this question's usage."""
-        reply = self.llm.complete(messages, response_model=response_model, max_tokens=max_tokens)
+        """One LLM call, counted in this question's usage whether or not it succeeds."""
+        started = time.perf_counter()
+        try:
+            reply = self.llm.complete(messages, response_model=response_model, max_tokens=max_tokens)
+        except LLMError:
+            # A failed call counts against MAX_LLM_CALLS too: otherwise a dead or broken
+            # endpoint is asked again for every MCTS iteration, with no bound but N.
+            self.usage.add(Usage(calls=1, seconds=time.perf_counter() - started))
+            raise
         self.usage.add(reply.usage)
         return reply
 
