@@ -291,7 +291,13 @@ def _run_memory_bench(args, settings, bench, chart: Path | None) -> dict:
 
 
 def _workload(args, settings) -> dict:
-    from backend.evaluation.workload import make_workload, video_files
+    from backend.evaluation.workload import make_external_workload, make_workload, video_files
+
+    if args.external_only:
+        return make_external_workload(_SHARED / "videos" / "ground-truth" if args.videos is None
+                                      else Path(args.videos), Path(args.out), settings,
+                                      count=args.count, seed=args.seed)
+    args.videos = args.videos or str(_SHARED / "videos")
 
     bar = tqdm(total=len(video_files(Path(args.videos))), desc="videos", unit="video",
                file=sys.stderr, disable=args.json or args.quiet)
@@ -308,8 +314,11 @@ def _workload(args, settings) -> dict:
 
 def _print_workload(payload: dict) -> None:
     print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
-    for label in ("videos", "needs", "truth"):
-        print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
+    for label in ("videos", "needs", "truth", "halves"):
+        if label in payload:
+            print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in payload[label].items()))
+    if "videos_folder" in payload:
+        print(f"  videos linked in {payload['videos_folder']} (eval --videos)")
     for s in payload["skipped"]:
         print(f"  skipped {s['video']}: {s['reason']}")
 
@@ -655,8 +664,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("workload", parents=[common],
                        help="generate a long multiple-choice question workload over a folder of videos")
-    p.add_argument("--videos", default=str(_SHARED / "videos"),
-                   help="folder of videos; MOT ground truth below it answers questions about people")
+    p.add_argument("--videos", help="folder of videos (default ../shared/videos); MOT ground truth "
+                                     "below it answers questions about people")
+    p.add_argument("--external-only", action="store_true",
+                   help="only questions whose truth is MOT ground truth: every sequence under "
+                        "--videos (default ../shared/videos/ground-truth) and its footage "
+                        "variants, counts with options one or two apart, a tuning and a "
+                        "reporting half (column `half`); the videos are linked into videos/ "
+                        "beside --out")
     p.add_argument("--out", required=True, help="CSV to write (dev-qa layout plus truth, need)")
     p.add_argument("--count", type=int, default=120, help="questions in all (default 120)")
     p.add_argument("--seed", type=int, default=0, help="seed of the questions and their order")

@@ -267,3 +267,38 @@ def test_bench_memory_figures_jsonl_chart_and_rebuild(tmp_path, monkeypatch, cap
     assert [r.split(" | ")[0] for r in rows[1:]] == ["| off", "| semantic", "| both"]
     assert rows[3].endswith("| 1 | 1.0x |")  # both: one wrong fact, calls as off in the 2nd half
     assert report.rstrip().endswith("what the run showed")
+
+
+def test_the_external_workload_holds_only_ground_truth_in_two_halves(tmp_path, monkeypatch,
+                                                                       library_settings):
+    from dataclasses import replace
+
+    from backend.evaluation import footage
+
+    monkeypatch.setattr(footage, "VARIANTS", (footage.BY_NAME["mirrored"],
+                                              footage.BY_NAME["half-fps"]))
+    settings = replace(library_settings, cache_dir=tmp_path / "cache")
+    out = tmp_path / "external" / "workload.csv"
+    summary = workload.make_external_workload(VIDEOS / "ground-truth", out, settings, count=200)
+    rows = _rows(out)
+    assert len(rows) == summary["questions"] == 200 and {r["truth"] for r in rows} == {"external"}
+    videos = {r["video"] for r in rows}
+    assert all((out.parent / "videos" / v).is_file() for v in videos)
+    # Each video is in one half only, and each half asks about both sequences.
+    half = {v: {r["half"] for r in rows if r["video"] == v} for v in videos}
+    assert all(len(h) == 1 for h in half.values())
+    for name in workload.HALVES:
+        mine = [v for v, h in half.items() if h == {name}]
+        assert any("Campus" in v for v in mine) and any("Stadtmitte" in v for v in mine)
+    # Counts are offered as a test offers them: five in a row, one or two apart.
+    for r in rows:
+        if r["need"] in ("count_at", "most_at_once", "count_distinct"):
+            values = sorted(int(r[f"a{i}"]) for i in range(5))
+            steps = {b - a for a, b in zip(values, values[1:])}
+            assert steps in ({1}, {2}), (r["question"], values)
+    answers = {(r["video"], r["need"]): r[f"a{r['answer']}"] for r in rows}
+    # The variants' truth follows the picture: the same people, the walk mirrored.
+    assert answers[("TUD-Campus-mirrored.mp4", "count_distinct")] == \
+        answers[("TUD-Campus.mp4", "count_distinct")] == "8"
+    assert answers[("TUD-Campus.mp4", "direction")] == "left to right"
+    assert answers[("TUD-Campus-mirrored.mp4", "direction")] == "right to left"

@@ -156,6 +156,15 @@ def count_distractors(n: int, rng: random.Random) -> tuple[str, ...]:
     return tuple(str(c) for c in rng.sample(near[:6], N_OPTIONS - 1))
 
 
+def spaced_distractors(n: int, rng: random.Random) -> tuple[str, ...]:
+    """Five counts in a row, one or two apart, as a test sets them (e.g. 3 4 5 6 7, 2 4 6 8 10),
+    the right one at a random place among them (never below zero): a count off by one is wrong."""
+    step = rng.choice((1, 2))
+    below = rng.randrange(min(N_OPTIONS, n // step + 1))  # options under n, none below zero
+    start = n - step * below
+    return tuple(str(c) for c in range(start, start + step * N_OPTIONS, step) if c != n)
+
+
 def time_distractors(right: float, duration: float, rng: random.Random) -> tuple[str, ...] | None:
     """Four other times in the video, each at least a gap from the right one and from each other."""
     gap = max(_TIME_GAP, duration / 15)
@@ -205,8 +214,10 @@ def word(fact: Fact, rng: random.Random) -> str:
 
 # --- from ground truth -------------------------------------------------------------------------
 
-def ground_truth_samplers(sequence: tracking.Sequence) -> dict[str, Sampler]:
-    """Needs about people answered from a MOT ground truth (the rows the tracking bench scores)."""
+def ground_truth_samplers(sequence: tracking.Sequence,
+                          distractors=count_distractors) -> dict[str, Sampler]:
+    """Needs about people answered from a MOT ground truth (the rows the tracking bench scores);
+    `distractors(n, rng)` gives a count's wrong options."""
     from backend.decode import probe
 
     truth = tracking.read_ground_truth(sequence)
@@ -230,10 +241,10 @@ def ground_truth_samplers(sequence: tracking.Sequence) -> dict[str, Sampler]:
         frame = rng.choice([0, last, *exact])
         when = "start" if frame == 0 else "end" if frame == last else round(frame / sequence.fps, 1)
         n = in_view(frame)
-        return Fact("count_at", "external", str(n), count_distractors(n, rng), when)
+        return Fact("count_at", "external", str(n), distractors(n, rng), when)
 
     def constant(need: str, value: int) -> Sampler:
-        return lambda rng: Fact(need, "external", str(value), count_distractors(value, rng))
+        return lambda rng: Fact(need, "external", str(value), distractors(value, rng))
 
     samplers: dict[str, Sampler] = {
         "count_at": count_at,
@@ -473,8 +484,9 @@ def _draw(sampler: Sampler, rng: random.Random, asked: set[str]) -> dict | None:
 def write_csv(rows: list[dict], out: Path) -> None:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    columns = COLUMNS + (["half"] if rows and "half" in rows[0] else [])
     with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
 
@@ -492,3 +504,47 @@ def make_workload(videos: Path, out: Path, settings: Settings, count: int = 120,
             "videos": dict(Counter(r["video"] for r in rows)),
             "needs": dict(Counter(r["need"] for r in rows)),
             "truth": dict(Counter(r["truth"] for r in rows)), "skipped": skipped}
+
+
+# --- external truth only: the MOT sequences and their footage variants ---------------------------
+
+HALVES = ("tune", "report")
+
+
+def half_of(sequence_number: int, variant_number: int) -> str:
+    """Which half a sequence's variant (0 = the original) belongs to: alternating, so each half
+    holds every sequence and every kind of variant, but never the same video in both."""
+    return HALVES[(sequence_number + variant_number) % 2]
+
+
+def make_external_workload(ground_truth: Path, out: Path, settings: Settings, count: int = 240,
+                           seed: int = 0) -> dict:
+    """A workload whose every answer comes from MOT ground truth: each sequence under
+    `ground_truth` and its footage variants (made once into MEMORYREEL_CACHE), counts with
+    options one or two apart. The videos are linked into `videos/` beside `out` (give that
+    folder to `eval --videos`); a `half` column says which half a question is in."""
+    from backend.evaluation import footage
+
+    sequences = tracking.find_sequences(Path(ground_truth))
+    if not sequences:
+        raise InputError(f"No MOT-layout sequence under {ground_truth}.")
+    folder = Path(out).parent / "videos"
+    folder.mkdir(parents=True, exist_ok=True)
+    samplers, halves = {}, {}
+    root = settings.cache_dir / "footage-variants"
+    for i, sequence in enumerate(sequences):
+        for j, made in enumerate([sequence, *(footage.variant_of(sequence, v, root)
+                                              for v in footage.VARIANTS)]):
+            link = folder / f"{made.name}{made.video.suffix}"
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(made.video.resolve())
+            samplers[link.name] = ground_truth_samplers(made, spaced_distractors)
+            halves[link.name] = half_of(i, j)
+    rows = [{**row, "half": halves[row["video"]]} for row in generate(samplers, count, seed)]
+    write_csv(rows, out)
+    return {"out": str(out), "questions": len(rows), "seed": seed, "videos_folder": str(folder),
+            "videos": dict(Counter(r["video"] for r in rows)),
+            "needs": dict(Counter(r["need"] for r in rows)),
+            "truth": dict(Counter(r["truth"] for r in rows)),
+            "halves": dict(Counter(r["half"] for r in rows)), "skipped": []}
