@@ -151,8 +151,35 @@ def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
                                 n_solutions=2)
     result = planner.solve("are two people ever in view together?", options=["yes", "no"])
     assert result.answer == "no" and len(llm.prompts) == 2
-    # Early stop: the answer rests on a computed value, so N = 2 ran one solution.
-    assert len(result.chosen_leaves) == 1 and result.confidence.basis == "computed"
+    # Early stop: the answer rests on a computed value, so N = 2 ran one solution. But the
+    # option is the model's reading of that value, not the value: never high.
+    assert len(result.chosen_leaves) == 1 and result.confidence.basis == "derived"
+    assert result.confidence.level == "medium"
+
+
+@pytest.mark.parametrize("value, options, expected", [
+    ("4", ["1", "2", "5", "7", "9"], 2),                    # off by one: the nearest, by code
+    ("4", ["two", "three", "six", "eight", "ten"], 1),     # number words are numbers
+    ("12.4 s", ["3.0 s", "12.0 s", "20.0 s"], 1),          # the same unit
+    ("4", ["3", "5", "7"], None),                          # two equally near: no pick
+    ("4", ["3 s", "5 s", "9 s"], None),                    # a count is no time
+    ("4", ["yes", "no"], None),                            # options that are not numbers
+])
+def test_the_nearest_option_to_a_computed_number(value, options, expected):
+    from backend.agent.planner import nearest_option
+    assert nearest_option(value, options) == expected
+
+
+def test_a_computed_number_no_option_states_takes_the_nearest_at_low_confidence():
+    count = FakeTool("Count", [Observation("4 people are in view at 2.0 s.", value="4",
+                                           support="computed")])
+    planner, llm = make_planner([step("Count", "people at 2 s")], [count], n_solutions=2)
+    result = planner.solve("how many people are in view at 2 seconds?",
+                           options=["1", "2", "5", "7", "9"])
+    assert result.answer == "5" and len(llm.prompts) == 1
+    assert result.confidence.level == "low" and result.confidence.basis == "nearest"
+    leaf = result.nodes[result.chosen_leaves[0]]
+    assert "'4'" in leaf.thought and "'5'" in leaf.thought  # both values are stated
 
 
 def test_read_evidence_does_not_stop_the_search_early():

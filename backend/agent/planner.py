@@ -17,12 +17,14 @@ Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent s
 - with options, the Answer step's JSON grammar allows only an option's text, so a multiple-choice
   answer cannot fail on format;
 - a tool's computed value that equals exactly one option (after number words and case) answers
-  by code, without an LLM call; an open question about something ingest cannot observe is
-  answered by code with the reason;
+  by code, without an LLM call; a computed number that no option states goes, by code, to the
+  nearest option (same unit), flagged low; an open question about something ingest cannot
+  observe is answered by code with the reason;
 - early stop: once a solution's answer rests on a computed value, the other N - 1 iterations
   are skipped (as they are when a replayed fact answers at once);
 - each answer carries a confidence: the agreement of the N leaves and the basis of the chosen
-  one (computed, read, memory, none, unobserved).
+  option itself, never of another step's (computed, nearest, derived, read, memory, proxy,
+  none, unobserved): only an option that states a computed value can be high.
 """
 
 from __future__ import annotations
@@ -212,6 +214,31 @@ def option_for_value(value: str, options: list[str]) -> int | None:
     return matches[0] if len(matches) == 1 else None
 
 
+def _number_and_unit(text: str) -> tuple[float, str] | None:
+    """'5' -> (5, ''), 'five people' -> (5, 'people'), '12.5 s' -> (12.5, 's'); None unless
+    the text holds exactly one number."""
+    words = [_NUMBER_WORDS.get(w, w) for w in re.findall(r"\d+(?:\.\d+)?|[a-z']+", text.lower())
+             if w not in ("a", "an", "the")]
+    numbers = [i for i, w in enumerate(words) if w[0].isdigit()]
+    if len(numbers) != 1:
+        return None
+    return float(words[numbers[0]]), " ".join(w for i, w in enumerate(words) if i != numbers[0])
+
+
+def nearest_option(value: str, options: list[str]) -> int | None:
+    """The option whose number is nearest a computed number that no option states, where every
+    option is a number in the same unit as the value's (or the value has none); None when that
+    is not so, or two options are equally near."""
+    got = _number_and_unit(value)
+    offered = [_number_and_unit(o) for o in options]
+    if got is None or any(o is None for o in offered) or len({o[1] for o in offered}) != 1 \
+            or got[1] not in ("", offered[0][1]):
+        return None
+    distances = [abs(number - got[0]) for number, _ in offered]
+    best = min(distances)
+    return distances.index(best) if distances.count(best) == 1 else None
+
+
 def option_labels(options: list[str]) -> list[str]:
     """Options as the grammar's enum: their texts, made distinct where two are written alike."""
     labels: list[str] = []
@@ -227,9 +254,10 @@ class _Budget(Exception):
     pass
 
 
-# Supports after which another MCTS path cannot do better: the value is computed, cannot be
-# observed at all, or only a stand-in for it was observed, which every path would read the same.
-_FINAL = ("computed", "unobserved", "proxy")
+# Supports after which another MCTS path cannot do better: the value is computed (whether an
+# option states it, code took the nearest option, or the model read an option from it), cannot
+# be observed at all, or only a stand-in for it was observed, which every path would read alike.
+_FINAL = ("computed", "nearest", "derived", "unobserved", "proxy")
 _ONLY_ANSWER = ("unobserved", "proxy")
 
 
@@ -348,6 +376,12 @@ class Planner:
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
+        if q.options and parent.support == "computed" and \
+                (i := nearest_option(parent.value, q.options)) is not None:
+            # A measurement off by a little: its nearest option, flagged, never read as exact.
+            thought = (f"the computed value '{parent.value}' is none of the options; the nearest "
+                       f"is option {i}, '{q.options[i]}'")
+            return self._add_answer(q, parent, thought, q.options[i], i, "nearest")
         if not q.options and parent.support == "unobserved":
             return self._add_answer(q, parent, "the tables cannot hold this",
                                     f"I cannot tell from this video's memory. {parent.observation}",
@@ -426,6 +460,10 @@ class Planner:
 
     def _finish(self, q: _Question, node: Node, path: list[Node]) -> None:
         node.support = basis(path)
+        if node.support == "computed" and q.options:
+            # No option states the computed value (else code had answered): the option is the
+            # model's reading of it, and the basis is that option's, not the value's.
+            node.support = "derived"
         if node.support == "none" and self.config.stop_on_direct_answer:
             node.support = "memory"  # answered from the replayed facts in its prompt
         if not node.action_input:
@@ -492,21 +530,24 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "what the tools returned", "proxy": "a stand-in: objects that may be what "
                 "was asked (e.g. moving objects for cars)", "none": "no evidence",
                 "unobserved": "nothing: ingest "
-                "could not observe what the question needs", "memory": "facts from earlier answers"}
+                "could not observe what the question needs", "memory": "facts from earlier answers",
+                "nearest": "the option nearest a computed value that no option states",
+                "derived": "the model's reading of a computed value that no option states"}
 
 
 def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> Confidence:
     """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
 
-    high: computed and every answered leaf agrees; low: no evidence, unobservable, a stand-in,
-    or a minority answer; medium otherwise.
+    high: the chosen option is a computed value and every answered leaf agrees; low: no
+    evidence, unobservable, a stand-in, the nearest option to a computed value, or a minority
+    answer; medium otherwise (a reading, of rows or of a computed value, is never high).
     """
     if not chosen:
         return Confidence(level="none", basis="none", agreement=f"0/{tried}",
                           explanation="no candidate answer")
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
-    if leaf_basis in ("none", "unobserved", "proxy") or agree < 0.5:
+    if leaf_basis in ("none", "unobserved", "proxy", "nearest") or agree < 0.5:
         level = "low"
     elif leaf_basis == "computed" and agree == 1.0:
         level = "high"
