@@ -373,6 +373,40 @@ def _setting_values(item: str) -> tuple[str, list[str]]:
     return env, [v.strip() for v in values.split(",")]
 
 
+def _bench_measurements(args, settings) -> dict:
+    from backend.evaluation import measurements
+
+    def show(line: str) -> None:
+        if not (args.json or args.quiet):
+            print(line, file=sys.stderr)
+
+    payload = measurements.measure(_SHARED / "videos" / "ground-truth", settings,
+                                   count=args.count, progress=show)
+    if args.write:
+        measurements.write_table(payload["halves"])
+        payload["written"] = str(measurements.precision.TABLE)
+    return payload
+
+
+def _print_measurements(payload: dict) -> None:
+    """Right of computed, per kind and condition: the tuning half beside the reporting half."""
+    halves = payload["halves"]
+    cells = sorted({(op, cond) for half in halves.values() for op, conds in half.items()
+                    for cond in conds})
+    print(f"{payload['questions']} questions; a kind is high where the tuning half is right "
+          f">= 90 % of at least 5")
+    print(f"{'measurement':<16}{'conditions':<16}{'tune':>16}{'report':>16}")
+    for op, cond in cells:
+        shown = []
+        for half in ("tune", "report"):
+            cell = halves.get(half, {}).get(op, {}).get(cond)
+            shown.append(f"{cell['right']}/{cell['of']} {cell['right'] / cell['of']:.0%}"
+                         if cell else "-")
+        print(f"{op:<16}{cond or '(no people)':<16}{shown[0]:>16}{shown[1]:>16}")
+    if "written" in payload:
+        print(f"tuning half written to {payload['written']}")
+
+
 def _bench_retrieval(args, settings) -> dict:
     from backend.memory.vectors import retrieval_bench
 
@@ -724,6 +758,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "(0.5x, 0.35x, mirrored, dark, half-fps, low-bitrate; all unless NAMES, "
                         "comma-separated), made once into MEMORYREEL_CACHE")
     b.set_defaults(run=_bench_tracking, render=_print_tracking_bench)
+    b = bench_sub.add_parser("measurements", parents=[common],
+                             help="how often each computed people measurement is right on MOT "
+                                  "truth and its variants, per condition (the table behind "
+                                  "high confidence)")
+    b.add_argument("--count", type=int, default=400,
+                   help="external-only workload questions drawn (default 400)")
+    b.add_argument("--write", action="store_true",
+                   help="write the tuning half to backend/agent/measured_precision.json")
+    b.set_defaults(run=_bench_measurements, render=_print_measurements)
     b = bench_sub.add_parser("retrieval", parents=[common],
                              help="memory vector search: LanceDB with and without index, numpy")
     b.add_argument("--rows", type=int, default=100_000, help="synthetic memory rows (default 100000)")

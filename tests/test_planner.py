@@ -134,7 +134,7 @@ def test_a_computed_value_that_is_an_option_answers_without_an_llm_call():
     count = FakeTool("Count", [Observation("3 people are in view at 0.0 s: #1, #2, #5.",
                                            value="3", support="computed")])
     planner, llm = make_planner([step("Count", "how many people in the first frame")], [count],
-                                n_solutions=2)
+                                n_solutions=2, trusted=lambda query: True)
     result = planner.solve("how many people are in the first frame?",
                            options=["two", "three", "four"])
     assert result.option == 1 and result.answer == "three"
@@ -142,6 +142,31 @@ def test_a_computed_value_that_is_an_option_answers_without_an_llm_call():
     assert result.usage.calls == 1 and len(llm.prompts) == 1
     assert result.confidence.level == "high" and result.confidence.basis == "computed"
     assert result.confidence.agreement == "1/1"
+
+
+def test_a_computed_value_is_high_only_where_its_kind_was_measured_precise():
+    seen = []
+    count = FakeTool("Count", [Observation("3 people.", value="3", support="computed",
+                                           query={"operation": "in_view",
+                                                  "conditions": "small, crowd"})])
+    planner, _ = make_planner([step("Count", "people at the start")], [count], n_solutions=2,
+                              trusted=lambda query: seen.append(query) or False)
+    result = planner.solve("how many people are there at the start?", options=["2", "3", "4"])
+    assert result.answer == "3" and result.confidence.basis == "computed"
+    assert result.confidence.level == "medium" and "not measured precise" in \
+        result.confidence.explanation
+    # The judge saw the measurement that computed the answer, with its conditions.
+    assert seen == [{"operation": "in_view", "conditions": "small, crowd"}]
+
+
+@pytest.mark.parametrize("cell, high", [({"right": 9, "of": 10}, True), ({"right": 8, "of": 10}, False),
+                                        ({"right": 4, "of": 4}, False), (None, False)])
+def test_the_measured_precision_table_decides(cell, high):
+    from backend.agent.precision import earns_high
+    table = {"in_view": {"large, few": cell}} if cell else {}
+    assert earns_high({"operation": "in_view", "conditions": "large, few"}, table) is high
+    assert not earns_high({"operation": "in_view", "conditions": "small, crowd"}, table)
+    assert not earns_high({}, table)
 
 
 def test_a_value_no_option_states_leaves_the_answer_to_the_llm():

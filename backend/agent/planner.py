@@ -40,7 +40,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from backend.agent import prompts
+from backend.agent import precision, prompts
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
@@ -63,6 +63,9 @@ class PlannerConfig:
     # Replayed facts can answer a question outright; then the other iterations are not needed.
     stop_on_direct_answer: bool = False
     grounded: bool = True      # option grammar, answers from computed values, early stop
+    # Whether the measurement behind a computed answer (its typed query, with conditions) is
+    # precise enough, as measured on external truth, to be called high.
+    trusted: Callable[[dict], bool] = precision.earns_high
 
 
 @dataclass
@@ -350,7 +353,8 @@ class Planner:
         return PlanResult(answer=answer, option=option, answered=bool(good), nodes=q.nodes,
                           chosen_leaves=chosen, usage=self.ctx.usage,
                           seconds=time.monotonic() - q.started,
-                          confidence=confidence(q.nodes, good, chosen, len(q.leaves)))
+                          confidence=confidence(q.nodes, good, chosen, len(q.leaves),
+                                                self.config.trusted))
 
     def _expand_and_run(self, q: _Question, selected: Node) -> Node:
         if q.given:
@@ -535,10 +539,12 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "derived": "the model's reading of a computed value that no option states"}
 
 
-def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int) -> Confidence:
+def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int,
+               trusted: Callable[[dict], bool] = precision.earns_high) -> Confidence:
     """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
 
-    high: the chosen option is a computed value and every answered leaf agrees; low: no
+    high: the chosen option is a computed value of a measurement `trusted` (measured precise
+    in the video's conditions) and every answered leaf agrees; low: no
     evidence, unobservable, a stand-in, the nearest option to a computed value, or a minority
     answer; medium otherwise (a reading, of rows or of a computed value, is never high).
     """
@@ -549,10 +555,19 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
     agree = len(chosen) / len(good)
     if leaf_basis in ("none", "unobserved", "proxy", "nearest") or agree < 0.5:
         level = "low"
-    elif leaf_basis == "computed" and agree == 1.0:
+    elif leaf_basis == "computed" and agree == 1.0 and trusted(_measurement(nodes, chosen[0])):
         level = "high"
     else:
         level = "medium"
+    explanation = (f"{len(chosen)} of {len(good)} candidate answers agree; the answer rests on "
+                   f"{_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")
+    if leaf_basis == "computed" and level == "medium" and agree == 1.0:
+        explanation += " That kind of measurement is not measured precise enough to be high here."
     return Confidence(level=level, basis=leaf_basis, agreement=f"{len(chosen)}/{len(good)}",
-                      explanation=f"{len(chosen)} of {len(good)} candidate answers agree; the "
-                                  f"answer rests on {_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")
+                      explanation=explanation)
+
+
+def _measurement(nodes: list[Node], leaf: int) -> dict:
+    """The typed query (with its conditions) whose computed value the answer leaf states."""
+    parent = nodes[leaf].parent
+    return nodes[parent].query if parent is not None else {}

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backend import describe
+from backend.agent import precision
 from backend.agent.timephrases import Span, resolve
 from backend.errors import QueryError
 from backend.scenes import colour_names
@@ -78,6 +79,7 @@ class Result:
     times: list[float] | None = None
     instance_ids: list[int] | None = None
     span: Span | None = None     # the time the query was resolved to, kept so memory can tell times apart
+    conditions: str = ""         # a measurement's conditions (people's size, crowding): precision.py
 
 
 # Words for people that a person detector's single class covers.
@@ -161,6 +163,10 @@ class VideoTables:
         return float(self.video["duration"] or 0.0)
 
     @cached_property
+    def conditions(self) -> str:
+        return precision.conditions(self)
+
+    @cached_property
     def categories(self) -> list[str]:
         """The categories the detector could report (written at ingest; older libraries: the
         person detector's, plus whatever the tables hold)."""
@@ -219,6 +225,8 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
                 or resolve(f"{query.time} to {query.until}" if query.until.strip() else query.time,
                            tables.duration, bare_number=True))
         result = _run(query, question, tables, span)
+        if result.support == "computed" and query.operation in precision.MEASURED:
+            result.conditions = tables.conditions
     except QueryError as e:
         result = Result(f"The tables refused the query: {e}", support="none")
     result.span = span

@@ -88,7 +88,8 @@ class ToolContext:
 def observed(result: queries.Result, query: queries.TypedQuery | None = None) -> Observation:
     """A typed query's result as an observation; `query` when it is the query that ran."""
     span = result.span
-    ran = {**query.model_dump(), "span": [span.start, span.end] if span else None} if query else {}
+    ran = {**query.model_dump(), "span": [span.start, span.end] if span else None,
+           "conditions": result.conditions} if query else {}
     return Observation(text=result.text, times=sorted(set(result.times or [])),
                        instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
                        sql=result.sql, value=result.value, support=result.support, query=ran)

@@ -1,0 +1,55 @@
+"""Which computed measurements may be called "high": their precision measured on external truth.
+
+A count or a direction computed from the tables is a measurement with an error rate: the
+tracker misses small people and merges crowds, so "computed" alone says nothing about being
+right. `measured_precision.json` beside this file holds, per kind of measurement (the typed
+query's operation) and per condition the video shows (how large its people are, how many at
+once), how many computed values were right of how many, on the tuning half of the external-only
+workload (MOT sequences and their footage variants). `python -m backend bench measurements
+--write` makes it again. A computed answer earns "high" only where that precision is at least
+`HIGH_PRECISION` over at least `MIN_QUESTIONS` questions; every other kind (speech, on-screen
+text, colours: no external truth measures them yet) stays at most medium.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+TABLE = Path(__file__).with_name("measured_precision.json")
+HIGH_PRECISION = 0.9
+MIN_QUESTIONS = 5
+# Typed operations about people whose computed value the external workload checks.
+MEASURED = ("in_view", "most_at_once", "count_distinct", "movement")
+# A person box under this share of the frame's height is small: at 640 px input such people are
+# missed more often (`bench tracking --variants`, the 0.35x and 0.5x variants).
+SMALL_PERSON = 0.25
+CROWD = 5  # this many people or more at once make a crowd, where boxes overlap and merge
+
+
+def conditions(tables) -> str:
+    """The conditions a video's people measurements were made in, e.g. 'small, crowd'."""
+    row = tables.rows(
+        "SELECT (SELECT AVG((d.y2 - d.y1) * 1.0 / v.height) FROM detections d JOIN instances i "
+        "ON i.id = d.instance_id, video v WHERE i.category = 'person') AS size, "
+        "(SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM detections d JOIN instances i "
+        "ON i.id = d.instance_id WHERE i.category = 'person' GROUP BY d.frame)) AS most")[0]
+    if row["size"] is None:
+        return ""
+    size = "small" if row["size"] < SMALL_PERSON else "large"
+    return f"{size}, {'crowd' if (row['most'] or 0) >= CROWD else 'few'}"
+
+
+@lru_cache(maxsize=1)
+def measured() -> dict:
+    """{operation: {conditions: {"right": r, "of": n}}} from the file; {} where it is missing."""
+    return json.loads(TABLE.read_text()) if TABLE.is_file() else {}
+
+
+def earns_high(query: dict, table: dict | None = None) -> bool:
+    """Whether the measurement behind a computed answer (the typed query a tool ran, with the
+    conditions it ran in) is precise enough, as measured, to be called high."""
+    cell = (measured() if table is None else table).get(query.get("operation", ""), {}).get(
+        query.get("conditions", ""))
+    return bool(cell) and cell["of"] >= MIN_QUESTIONS and cell["right"] / cell["of"] >= HIGH_PRECISION
