@@ -7,6 +7,7 @@ as the default 1.5B); these tests check the app's plumbing, tests/test_agent.py 
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from gradio_client.exceptions import AppError, AuthenticationError
 
 from app import session
 from app.api import answer_question, memory_store
+from backend import config
 from tests.conftest import clip, closed_endpoint, running_app, settings_for
 
 CLIP = "mot15_TUD-Campus.mp4"
@@ -149,3 +151,38 @@ def test_login_is_required_when_auth_is_set(server):
             Client(url, verbose=False)
         assert Client(url, auth=("ada", "lovelace"), verbose=False).view_api(
             print_info=False, return_format="dict")["named_endpoints"].keys() >= {"/ingest", "/ask"}
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
+def test_no_login_is_asked_on_loopback_without_auth(host):
+    from app.ui import login
+    assert login(replace(config.Settings(), host=host, auth="")) is None
+
+
+def test_a_server_others_can_reach_asks_for_a_login_even_without_auth(caplog):
+    from app.ui import LOGIN_USER, login
+    passwords = []
+    for host, share in [("0.0.0.0", False), ("::", False), ("192.168.1.20", False),
+                        ("myhost", False), ("127.0.0.1", True)]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="app.ui"):
+            user, password = login(replace(config.Settings(), host=host, share=share, auth=""))
+        assert user == LOGIN_USER and len(password) >= 16
+        assert caplog.text.count(password) == 1 and f"user {LOGIN_USER}" in caplog.text
+        passwords.append(password)
+    assert len(set(passwords)) == len(passwords)  # made afresh for each run
+    caplog.clear()
+    chosen = replace(config.Settings(), host="0.0.0.0", auth="ada:lovelace")
+    assert login(chosen) == ("ada", "lovelace") and not caplog.text
+
+
+def test_launch_on_all_interfaces_without_auth_requires_the_generated_login(monkeypatch, tmp_path):
+    import gradio as gr
+
+    from app.ui import launch
+    seen = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: seen.update(kwargs))
+    launch(settings_for(tmp_path, host="0.0.0.0", auth="", share=False))
+    assert seen["server_name"] == "0.0.0.0"
+    assert seen["auth"] is not None, "open to the network with no login"
+    assert seen["auth"][0] == "memoryreel" and len(seen["auth"][1]) >= 16
