@@ -16,6 +16,7 @@ from starlette.middleware import Middleware
 
 from app import handlers, inspector, layout
 from app.errors import friendly
+from app.login_page import NoApiInfoBeforeLogin
 from app.media_route import MediaOnlyUnderHome
 from backend import config
 from backend.library import Library
@@ -192,7 +193,8 @@ def launch(settings: config.Settings, *, port: int | None = None,
                 # Only the video folders, and there only media (see media_route.py): memory,
                 # replay counts, sessions, video.db and staging stay unreachable.
                 allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
-                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home)]},
+                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home),
+                                           Middleware(NoApiInfoBeforeLogin)]},
                 theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
     return demo

@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 from gradio.utils import get_upload_folder
 from gradio_client import Client, handle_file
@@ -186,3 +187,20 @@ def test_launch_on_all_interfaces_without_auth_requires_the_generated_login(monk
     assert seen["server_name"] == "0.0.0.0"
     assert seen["auth"] is not None, "open to the network with no login"
     assert seen["auth"][0] == "memoryreel" and len(seen["auth"][1]) >= 16
+
+
+def test_the_login_page_reveals_no_api(server):
+    settings = replace(server[0], auth="ada:lovelace")
+    with running_app(settings) as (url, _):
+        page = httpx.get(url).text
+        assert '"auth_required":true' in page.replace(" ", "")  # the login page
+        for endpoint in ("/ingest", "/ask", "/suggest"):
+            assert endpoint not in page
+        assert "named_endpoints" not in page and "gradio_api_info = null" in page
+        with httpx.Client() as browser:  # logged in, the page describes the API as before
+            browser.post(f"{url}login", data={"username": "ada", "password": "lovelace"})
+            page = browser.get(url).text
+        assert "named_endpoints" in page and '"/ingest"' in page
+        client = Client(url, auth=("ada", "lovelace"), verbose=False)
+        with pytest.raises(AppError, match="No video with id 'feedfacefeedface'"):
+            client.predict("feedfacefeedface", api_name="/suggest")
