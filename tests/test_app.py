@@ -21,17 +21,22 @@ from gradio_client.exceptions import AppError, AuthenticationError
 from app import session
 from app.api import answer_question, memory_store
 from backend import config
-from tests.conftest import clip, closed_endpoint, running_app, settings_for
+from tests.conftest import (call_endpoint, clip, closed_endpoint, file_data, running_app,
+                            settings_for, upload)
 
 CLIP = "mot15_TUD-Campus.mp4"
+SECOND = "intel_bottle-detection.mp4"
 OPTIONS = ["2", "3", "4", "5", "6"]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     settings = settings_for(tmp_path_factory.mktemp("app-library"), llm_size="0.5b")
-    with running_app(settings) as (url, demo):
-        yield settings, url, demo
+    # A cache of this module's own, so that what an upload leaves there is this server's doing.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio-cache")))
+        with running_app(settings) as (url, demo):
+            yield settings, url, demo
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +74,16 @@ def test_bad_upload_is_a_readable_error_and_writes_nothing(server, client, tmp_p
     assert "Traceback" not in message and 'File "' not in message
     assert _library_ids(settings) == before
     assert not list(Path(get_upload_folder()).rglob(name))  # the rejected upload is gone
+
+
+def test_api_errors_name_files_not_server_folders(server):
+    url = server[1]
+    path = Path(upload(url, clip(SECOND)))
+    path.unlink()  # gone before its ingest, as when another request removed it
+    event, value = call_endpoint(url, "ingest", file_data(path))
+    assert event == "error" and SECOND in value["error"], value
+    assert str(path.parent) not in value["error"] and get_upload_folder() not in value["error"]
+    assert not re.search(r"(^|[\s'\"(])/\w", value["error"]), value["error"]
 
 
 def test_ingest_then_ask_through_gradio_client(server, client):
