@@ -76,6 +76,17 @@ def test_bad_upload_is_a_readable_error_and_writes_nothing(server, client, tmp_p
     assert not list(Path(get_upload_folder()).rglob(name))  # the rejected upload is gone
 
 
+def _cache_entries() -> set[Path]:
+    return set(Path(get_upload_folder()).rglob("*"))
+
+
+def test_an_ingested_upload_leaves_nothing_in_gradios_cache(server, client):
+    before = _cache_entries()
+    result = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")
+    assert result["name"] == CLIP
+    assert _cache_entries() - before == set()  # was: an empty tmpXXXXXXXX file per upload
+
+
 def test_api_errors_name_files_not_server_folders(server):
     url = server[1]
     path = Path(upload(url, clip(SECOND)))
