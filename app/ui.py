@@ -18,6 +18,7 @@ from app import handlers, inspector, layout
 from app.errors import friendly
 from app.login_page import NoApiInfoBeforeLogin
 from app.media_route import MediaOnlyUnderHome
+from app.uploads import RecordUploads
 from backend import config
 from backend.library import Library
 
@@ -34,8 +35,9 @@ LOGIN_USER = "memoryreel"
 
 def build(settings: config.Settings | None = None) -> gr.Blocks:
     settings = settings or config.load()
-    # Uploads are removed once ingested or rejected (api.ingest_upload); whatever else lands in
-    # Gradio's cache (key frames, figures) is swept hourly and when the server restarts.
+    # Uploads are removed once ingested or rejected (app/uploads.py); whatever else lands in
+    # Gradio's cache (key frames, figures, uploads never ingested) is swept hourly and when the
+    # server restarts.
     with gr.Blocks(title="MemoryReel", delete_cache=(3600, 3600)) as demo:
         page = layout.page(settings)
         _wire_library(demo, page, settings)
@@ -194,7 +196,8 @@ def launch(settings: config.Settings, *, port: int | None = None,
                 # replay counts, sessions, video.db and staging stay unreachable.
                 allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
                 app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home),
-                                           Middleware(NoApiInfoBeforeLogin)]},
+                                           Middleware(NoApiInfoBeforeLogin),
+                                           Middleware(RecordUploads)]},
                 theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
     return demo

@@ -87,6 +87,45 @@ def test_an_ingested_upload_leaves_nothing_in_gradios_cache(server, client):
     assert _cache_entries() - before == set()  # was: an empty tmpXXXXXXXX file per upload
 
 
+def test_two_uploads_of_one_file_at_once_both_ingest(server):
+    """Gradio names an upload by its bytes' hash, so both uploads are one file on the server."""
+    import threading
+
+    url = server[1]
+    paths = [upload(url, clip(SECOND)) for _ in range(2)]
+    assert paths[0] == paths[1]
+    results = [None, None]
+
+    def ingest(i):
+        results[i] = call_endpoint(url, "ingest", file_data(paths[i]))
+    threads = [threading.Thread(target=ingest, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [event for event, _ in results] == ["complete", "complete"], results
+    assert len({value[0]["video_id"] for _, value in results}) == 1
+    assert not Path(paths[0]).exists()  # removed once neither upload needs it
+
+
+def test_ingest_never_deletes_a_cached_file_it_was_not_uploaded(server):
+    """A client names files already in Gradio's cache (a key frame, another client's upload):
+    they are refused or ingested, never deleted."""
+    url, cache = server[1], Path(get_upload_folder())
+    key_frame = cache / "3f" / "frame.jpg"
+    key_frame.parent.mkdir(parents=True, exist_ok=True)
+    key_frame.write_bytes(b"\xff\xd8\xff\xe0 a key frame the app cached")
+    event, value = call_endpoint(url, "ingest", file_data(key_frame))
+    assert event == "error" and "not a supported video type" in value["error"], value
+    assert key_frame.is_file()
+    someone_elses = cache / "5a" / CLIP
+    someone_elses.parent.mkdir(parents=True, exist_ok=True)
+    someone_elses.write_bytes(clip(CLIP).read_bytes())
+    event, value = call_endpoint(url, "ingest", file_data(someone_elses))
+    assert event == "complete", value
+    assert someone_elses.is_file()
+
+
 def test_api_errors_name_files_not_server_folders(server):
     url = server[1]
     path = Path(upload(url, clip(SECOND)))
