@@ -1,4 +1,6 @@
 # MemoryReel, CPU image. Build: docker build -t memoryreel .   Run: docker run -p 7860:7860 memoryreel
+# It binds 0.0.0.0, so it requires a login: user memoryreel with a password made at each start and
+# logged once (docker logs), unless -e MEMORYREEL_AUTH=user:password chooses one.
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONUNBUFFERED=1 \

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from app.uploads import UPLOADS
 from backend.ask import Answer, ask
 from backend.config import Settings
 from backend.errors import InputError
@@ -14,8 +14,6 @@ from backend.ingest import STAGES, IngestResult, check_upload, ingest
 from backend.inputs import check_question, parse_options
 from backend.library import Library
 from backend.memory.store import MemoryStore
-
-log = logging.getLogger(__name__)
 
 _STORES: dict[Path, MemoryStore] = {}
 _STORES_GUARD = threading.Lock()
@@ -27,7 +25,9 @@ StageReport = Callable[[str, float | None], None]
 def ingest_upload(file_path: str | None, settings: Settings,
                   report: StageReport | None = None) -> IngestResult:
     """Check the upload (type, size) before anything is written, then ingest it. The uploaded
-    copy in Gradio's cache is removed afterwards, ingested or rejected: the library keeps its own."""
+    copy in Gradio's cache goes afterwards, ingested or rejected (the library keeps its own),
+    unless another upload of the same file still needs it or no client uploaded it (see
+    app/uploads.py)."""
     if not file_path:
         raise InputError("Choose a video file first.")
     order = list(STAGES)
@@ -41,22 +41,7 @@ def ingest_upload(file_path: str | None, settings: Settings,
         check_upload(Path(file_path), settings.max_upload_mb * 2**20)
         return ingest(Path(file_path), settings, progress=progress)
     finally:
-        _remove_upload(Path(file_path))
-
-
-def _remove_upload(path: Path) -> None:
-    """Delete `path` if Gradio uploaded it (a file in its cache); never a file of the user's."""
-    from gradio.utils import get_upload_folder
-
-    cache = Path(get_upload_folder()).resolve()
-    try:
-        resolved = path.resolve()
-        if resolved.is_relative_to(cache) and resolved.is_file():
-            resolved.unlink()
-            if resolved.parent != cache and not any(resolved.parent.iterdir()):
-                resolved.parent.rmdir()  # Gradio keeps each upload in a folder of its own
-    except OSError as e:
-        log.warning("could not remove the uploaded copy %s: %s", path, e)
+        UPLOADS.done_with(file_path)
 
 
 def answer_question(video_id: str | None, question: str | None, options_text: str | None,

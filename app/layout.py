@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 import gradio as gr
 
 from app import answer_view, inspector, session
+from app.uploads import path_only
 from backend import config
 from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
 from backend.library import VIDEO_EXTENSIONS
@@ -197,9 +198,9 @@ def library_area(settings: config.Settings) -> LibraryArea:
                                            elem_id="confirm-delete")
                 cancel_delete = gr.Button("Keep it", size="sm")
         gr.Markdown("### Add a video")
-        upload = gr.File(label=f"Drop a video (up to {settings.max_upload_mb} MiB)",
-                         file_types=sorted(VIDEO_EXTENSIONS), type="filepath", elem_id="upload",
-                         height=120)
+        upload = path_only(gr.File(label=f"Drop a video (up to {settings.max_upload_mb} MiB)",
+                                   file_types=sorted(VIDEO_EXTENSIONS), type="filepath",
+                                   elem_id="upload", height=120))
         status = gr.Markdown(elem_id="ingest-status")
     return LibraryArea(note, cards, chooser, delete_button, confirm_box, confirm_text,
                        confirm_delete, cancel_delete, upload, status)
@@ -332,7 +333,7 @@ def api_area() -> ApiArea:
     """No widgets of their own on the page: gradio_client calls these endpoints by name."""
     with gr.Column(visible=False):
         return ApiArea(
-            file=gr.File(label="video"), ingest_result=gr.JSON(),
+            file=path_only(gr.File(label="video")), ingest_result=gr.JSON(),
             video=gr.Textbox(label="video_id"), question=gr.Textbox(label="question"),
             options=gr.Textbox(label="options (one per line or '|'-separated; empty = open)"),
             answer=gr.JSON(), suggestions=gr.JSON(), suggest_button=gr.Button(),

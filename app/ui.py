@@ -6,6 +6,9 @@ The session's settings, chat and answers live in gr.State, one copy per browser 
 
 from __future__ import annotations
 
+import ipaddress
+import logging
+import secrets
 from pathlib import Path
 
 import gradio as gr
@@ -13,22 +16,28 @@ from starlette.middleware import Middleware
 
 from app import handlers, inspector, layout
 from app.errors import friendly
+from app.login_page import NoApiInfoBeforeLogin
 from app.media_route import MediaOnlyUnderHome
+from app.uploads import RecordUploads
 from backend import config
 from backend.library import Library
 
+
+log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Answers share one LLM server; ingest is CPU-bound. Two answers at once keep the queue moving
 # without starving an ingest of the two cores this is built for.
 ANSWER_CONCURRENCY = 2
 INGEST_CONCURRENCY = 1
+LOGIN_USER = "memoryreel"
 
 
 def build(settings: config.Settings | None = None) -> gr.Blocks:
     settings = settings or config.load()
-    # Uploads are removed once ingested or rejected (api.ingest_upload); whatever else lands in
-    # Gradio's cache (key frames, figures) is swept hourly and when the server restarts.
+    # Uploads are removed once ingested or rejected (app/uploads.py); whatever else lands in
+    # Gradio's cache (key frames, figures, uploads never ingested) is swept hourly and when the
+    # server restarts.
     with gr.Blocks(title="MemoryReel", delete_cache=(3600, 3600)) as demo:
         page = layout.page(settings)
         _wire_library(demo, page, settings)
@@ -142,20 +151,53 @@ def js() -> str:
     return (STATIC / "app.js").read_text()
 
 
+def login(settings: config.Settings) -> tuple[str, str] | None:
+    """The (user, password) the server asks for, or None when it asks for none.
+
+    MEMORYREEL_AUTH when it is set. Without it, a server that others can reach (bound beyond
+    loopback, as the Docker image is, or behind a share link) still asks: user `memoryreel`
+    with a password made for this run and logged once, so that a plain `docker run` is never
+    open to everyone on the network.
+    """
+    if settings.auth:
+        user, _, password = settings.auth.partition(":")
+        return user, password
+    if _is_loopback(settings.host) and not settings.share:
+        return None
+    password = secrets.token_urlsafe(18)
+    reach = "a public share link" if settings.share else settings.host
+    log.warning("MEMORYREEL_AUTH is not set and the app is reachable on %s: log in as user %s, "
+                "password %s (made for this run; set MEMORYREEL_AUTH=user:password to choose one)",
+                reach, LOGIN_USER, password)
+    return LOGIN_USER, password
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost may resolve to anything
+        return False
+
+
 def launch(settings: config.Settings, *, port: int | None = None,
            prevent_thread_lock: bool = False) -> gr.Blocks:
-    """Start the server as configured: localhost unless MEMORYREEL_HOST, no share link unless asked."""
-    user, _, password = settings.auth.partition(":")
+    """Start the server as configured: localhost unless MEMORYREEL_HOST, no share link unless
+    asked, a login wherever others can reach it (see `login`)."""
     # A server killed mid-ingest (kill -9, power cut) left a staging copy of the upload behind.
     Library(settings.home).clean_leftovers()
     demo = build(settings).queue(default_concurrency_limit=ANSWER_CONCURRENCY)
     demo.launch(server_name=settings.host, server_port=port or settings.port, share=settings.share,
-                auth=(user, password) if settings.auth else None,
+                auth=login(settings),
                 max_file_size=f"{settings.max_upload_mb}mb",
                 # Only the video folders, and there only media (see media_route.py): memory,
                 # replay counts, sessions, video.db and staging stay unreachable.
                 allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
-                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home)]},
+                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home),
+                                           Middleware(NoApiInfoBeforeLogin),
+                                           Middleware(RecordUploads)]},
                 theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
     return demo

@@ -103,7 +103,8 @@ class Settings:
     share: bool = _setting("MEMORYREEL_SHARE", False, bool,
                            "Open a public Gradio share link (off unless asked).")
     auth: str = _setting("MEMORYREEL_AUTH", "", str,
-                         "user:password (both non-empty) to require a login; empty = no login.")
+                         "user:password (both non-empty) to require a login; empty = none on a "
+                         "loopback host, a generated password logged at start anywhere else.")
     max_upload_mb: int = _setting("MEMORYREEL_MAX_UPLOAD_MB", 500, int,
                                   "Largest accepted upload, in MiB.")
 

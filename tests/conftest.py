@@ -64,6 +64,41 @@ def running_app(settings: config.Settings) -> Iterator[tuple[str, object]]:
         demo.close()
 
 
+def upload(url: str, path: Path) -> str:
+    """Upload `path` the way gradio_client and the page do; the server's path for it."""
+    import httpx
+
+    with open(path, "rb") as f:
+        answer = httpx.post(f"{url}gradio_api/upload", files=[("files", (path.name, f))])
+    answer.raise_for_status()
+    return answer.json()[0]
+
+
+def call_endpoint(url: str, name: str, *data) -> tuple[str, object]:
+    """Call a named endpoint over Gradio's HTTP API with `data` as given (a FileData dict names
+    a server path, which gradio_client would upload instead): ("complete", outputs) or
+    ("error", {"error": message, ...})."""
+    import json
+
+    import httpx
+
+    posted = httpx.post(f"{url}gradio_api/call/{name}", json={"data": list(data)})
+    posted.raise_for_status()
+    event = None
+    with httpx.stream("GET", f"{url}gradio_api/call/{name}/{posted.json()['event_id']}",
+                      timeout=600) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event:"):
+                event = line.removeprefix("event:").strip()
+            elif line.startswith("data:") and event in ("complete", "error"):
+                return event, json.loads(line.removeprefix("data:"))
+    raise AssertionError(f"{name} sent no result (last event {event})")
+
+
+def file_data(path: str | Path) -> dict:
+    return {"path": str(path), "meta": {"_type": "gradio.FileData"}}
+
+
 @pytest.fixture(scope="session")
 def library_settings(tmp_path_factory) -> config.Settings:
     return settings_for(tmp_path_factory.mktemp("library"))

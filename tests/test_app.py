@@ -7,10 +7,12 @@ as the default 1.5B); these tests check the app's plumbing, tests/test_agent.py 
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 from gradio.utils import get_upload_folder
 from gradio_client import Client, handle_file
@@ -18,17 +20,23 @@ from gradio_client.exceptions import AppError, AuthenticationError
 
 from app import session
 from app.api import answer_question, memory_store
-from tests.conftest import clip, closed_endpoint, running_app, settings_for
+from backend import config
+from tests.conftest import (call_endpoint, clip, closed_endpoint, file_data, running_app,
+                            settings_for, upload)
 
 CLIP = "mot15_TUD-Campus.mp4"
+SECOND = "intel_bottle-detection.mp4"
 OPTIONS = ["2", "3", "4", "5", "6"]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     settings = settings_for(tmp_path_factory.mktemp("app-library"), llm_size="0.5b")
-    with running_app(settings) as (url, demo):
-        yield settings, url, demo
+    # A cache of this module's own, so that what an upload leaves there is this server's doing.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio-cache")))
+        with running_app(settings) as (url, demo):
+            yield settings, url, demo
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +74,69 @@ def test_bad_upload_is_a_readable_error_and_writes_nothing(server, client, tmp_p
     assert "Traceback" not in message and 'File "' not in message
     assert _library_ids(settings) == before
     assert not list(Path(get_upload_folder()).rglob(name))  # the rejected upload is gone
+
+
+def _cache_entries() -> set[Path]:
+    return set(Path(get_upload_folder()).rglob("*"))
+
+
+def test_an_ingested_upload_leaves_nothing_in_gradios_cache(server, client):
+    before = _cache_entries()
+    result = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")
+    assert result["name"] == CLIP
+    assert _cache_entries() - before == set()  # was: an empty tmpXXXXXXXX file per upload
+
+
+def test_two_uploads_of_one_file_at_once_both_ingest(server):
+    """Gradio names an upload by its bytes' hash, so both uploads are one file on the server."""
+    import threading
+
+    url = server[1]
+    paths = [upload(url, clip(SECOND)) for _ in range(2)]
+    assert paths[0] == paths[1]
+    results = [None, None]
+
+    def ingest(i):
+        results[i] = call_endpoint(url, "ingest", file_data(paths[i]))
+    threads = [threading.Thread(target=ingest, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [event for event, _ in results] == ["complete", "complete"], results
+    assert len({value[0]["video_id"] for _, value in results}) == 1
+    assert not Path(paths[0]).exists()  # removed once neither upload needs it
+
+
+def test_ingest_never_deletes_a_cached_file_it_was_not_uploaded(server):
+    """A client names files already in Gradio's cache (a key frame, another client's upload):
+    they are refused or ingested, never deleted."""
+    url, cache = server[1], Path(get_upload_folder())
+    key_frame = cache / "3f" / "frame.jpg"
+    key_frame.parent.mkdir(parents=True, exist_ok=True)
+    key_frame.write_bytes(b"\xff\xd8\xff\xe0 a key frame the app cached")
+    event, value = call_endpoint(url, "ingest", file_data(key_frame))
+    assert event == "error" and "not a supported video type" in value["error"], value
+    assert key_frame.is_file()
+    someone_elses = cache / "5a" / CLIP
+    someone_elses.parent.mkdir(parents=True, exist_ok=True)
+    someone_elses.write_bytes(clip(CLIP).read_bytes())
+    event, value = call_endpoint(url, "ingest", file_data(someone_elses))
+    assert event == "complete", value
+    assert someone_elses.is_file()
+    for planted in (key_frame, someone_elses):  # the cache as the other tests expect it
+        planted.unlink()
+        planted.parent.rmdir()
+
+
+def test_api_errors_name_files_not_server_folders(server):
+    url = server[1]
+    path = Path(upload(url, clip(SECOND)))
+    path.unlink()  # gone before its ingest, as when another request removed it
+    event, value = call_endpoint(url, "ingest", file_data(path))
+    assert event == "error" and SECOND in value["error"], value
+    assert str(path.parent) not in value["error"] and get_upload_folder() not in value["error"]
+    assert not re.search(r"(^|[\s'\"(])/\w", value["error"]), value["error"]
 
 
 def test_ingest_then_ask_through_gradio_client(server, client):
@@ -149,3 +220,55 @@ def test_login_is_required_when_auth_is_set(server):
             Client(url, verbose=False)
         assert Client(url, auth=("ada", "lovelace"), verbose=False).view_api(
             print_info=False, return_format="dict")["named_endpoints"].keys() >= {"/ingest", "/ask"}
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
+def test_no_login_is_asked_on_loopback_without_auth(host):
+    from app.ui import login
+    assert login(replace(config.Settings(), host=host, auth="")) is None
+
+
+def test_a_server_others_can_reach_asks_for_a_login_even_without_auth(caplog):
+    from app.ui import LOGIN_USER, login
+    passwords = []
+    for host, share in [("0.0.0.0", False), ("::", False), ("192.168.1.20", False),
+                        ("myhost", False), ("127.0.0.1", True)]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="app.ui"):
+            user, password = login(replace(config.Settings(), host=host, share=share, auth=""))
+        assert user == LOGIN_USER and len(password) >= 16
+        assert caplog.text.count(password) == 1 and f"user {LOGIN_USER}" in caplog.text
+        passwords.append(password)
+    assert len(set(passwords)) == len(passwords)  # made afresh for each run
+    caplog.clear()
+    chosen = replace(config.Settings(), host="0.0.0.0", auth="ada:lovelace")
+    assert login(chosen) == ("ada", "lovelace") and not caplog.text
+
+
+def test_launch_on_all_interfaces_without_auth_requires_the_generated_login(monkeypatch, tmp_path):
+    import gradio as gr
+
+    from app.ui import launch
+    seen = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: seen.update(kwargs))
+    launch(settings_for(tmp_path, host="0.0.0.0", auth="", share=False))
+    assert seen["server_name"] == "0.0.0.0"
+    assert seen["auth"] is not None, "open to the network with no login"
+    assert seen["auth"][0] == "memoryreel" and len(seen["auth"][1]) >= 16
+
+
+def test_the_login_page_reveals_no_api(server):
+    settings = replace(server[0], auth="ada:lovelace")
+    with running_app(settings) as (url, _):
+        page = httpx.get(url).text
+        assert '"auth_required":true' in page.replace(" ", "")  # the login page
+        for endpoint in ("/ingest", "/ask", "/suggest"):
+            assert endpoint not in page
+        assert "named_endpoints" not in page and "gradio_api_info = null" in page
+        with httpx.Client() as browser:  # logged in, the page describes the API as before
+            browser.post(f"{url}login", data={"username": "ada", "password": "lovelace"})
+            page = browser.get(url).text
+        assert "named_endpoints" in page and '"/ingest"' in page
+        client = Client(url, auth=("ada", "lovelace"), verbose=False)
+        with pytest.raises(AppError, match="No video with id 'feedfacefeedface'"):
+            client.predict("feedfacefeedface", api_name="/suggest")

@@ -26,3 +26,14 @@ def test_model_and_backend_errors_reach_the_page_as_their_message(error):
 def test_a_bug_is_named_unexpected_and_not_passed_off_as_a_user_error():
     shown = readable(KeyError("k_s"))
     assert shown.title == "Unexpected error" and "server log" in shown.message
+
+
+def test_messages_name_files_by_their_base_name_only(tmp_path):
+    upload = tmp_path / "gradio" / "ab12" / "my clip.mp4"
+    shown = readable(MemoryReelError(f"'{upload}' does not exist or is not a file."))
+    assert shown.message == "'my clip.mp4' does not exist or is not a file."
+    shown = readable(FileNotFoundError(2, "No such file or directory", str(upload)))
+    assert "my clip.mp4" in shown.message and str(tmp_path) not in shown.message
+    assert readable(OSError(f"cannot write {tmp_path}/videos/x.db: full")).message.count("/") == 0
+    kept = "the endpoint at http://localhost:1/v1/chat cannot be reached; see /v1/models, yes/no"
+    assert readable(MemoryReelError(kept)).message == kept
