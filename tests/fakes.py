@@ -16,9 +16,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
+import sqlite_utils
 
+from backend.schema import create_tables
 from models.llm import Reply, Usage
 from models.types import Detection, Pose, SpeechSegment, TextItem
 
@@ -224,3 +227,15 @@ def serving(server: ThreadingHTTPServer) -> Iterator[ThreadingHTTPServer]:
 
 def base_url(server: ThreadingHTTPServer) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def fake_video_folder(folder: Path, video_id: str) -> None:
+    """A library video folder with the `video` row the library reads, and nothing else."""
+    folder.mkdir(parents=True, exist_ok=True)
+    db = sqlite_utils.Database(folder / "video.db")
+    create_tables(db)
+    db["video"].insert({"id": video_id, "name": "clip.mp4", "sha256": video_id * 4, "fps": 25.0,
+                        "frames": 10, "duration": 0.4, "width": 8, "height": 8, "has_audio": 0,
+                        "codec": "h264", "ingested_at": "2026-01-01T00:00:00+00:00",
+                        "models": "{}"})
+    db.close()

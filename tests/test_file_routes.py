@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
-import sqlite_utils
 from gradio.utils import get_upload_folder
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
@@ -23,8 +22,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from app.media_route import ROUTES, MediaOnlyUnderHome, Rule, may_serve_files, route_paths
-from backend.schema import create_tables
 from tests.conftest import running_app, settings_for
+from tests.fakes import fake_video_folder
 
 VIDEO_ID, OTHER_ID = "0123456789abcdef", "fedcba9876543210"
 # A route that may serve files: a path parameter, `name=...`, a parameter or a word that says so.
@@ -33,14 +32,7 @@ _FILE_ISH = re.compile(r":path\}|=|\{[^}]*(path|file|url|asset)[^}]*\}"
 
 
 def _fake_video(folder: Path, video_id: str) -> None:
-    folder.mkdir(parents=True)
-    db = sqlite_utils.Database(folder / "video.db")
-    create_tables(db)
-    db["video"].insert({"id": video_id, "name": "clip.mp4", "sha256": video_id * 4, "fps": 25.0,
-                        "frames": 10, "duration": 0.4, "width": 8, "height": 8, "has_audio": 0,
-                        "codec": "h264", "ingested_at": "2026-01-01T00:00:00+00:00",
-                        "models": "{}"})
-    db.close()
+    fake_video_folder(folder, video_id)
     (folder / "memory.lance").mkdir()
     (folder / "memory.lance" / "episodic.manifest").write_bytes(b"private")
     for media in ("thumb.jpg", "preview.mp4", "source.mp4"):

@@ -10,26 +10,18 @@ import time
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 
 from backend.errors import NotFoundError
 from backend.library import Library, check_video_id
-from backend.schema import create_tables
 from tests.conftest import REPO
+from tests.fakes import fake_video_folder
 
 VIDEO_ID = "0123456789abcdef"
 
 
 def _fake_video(folder: Path, video_id: str = VIDEO_ID) -> None:
     """A folder with the `video` row the library reads (no episodic memory needed here)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    db = sqlite_utils.Database(folder / "video.db")
-    create_tables(db)
-    db["video"].insert({"id": video_id, "name": "clip.mp4", "sha256": video_id * 4, "fps": 25.0,
-                        "frames": 10, "duration": 0.4, "width": 8, "height": 8, "has_audio": 0,
-                        "codec": "h264", "ingested_at": "2026-01-01T00:00:00+00:00",
-                        "models": "{}"})
-    db.close()
+    fake_video_folder(folder, video_id)
 
 
 def _hold_lock(path: Path) -> subprocess.Popen:
