@@ -131,7 +131,7 @@ class Settings:
         "MEMORYREEL_DETECTOR_MAX_IMGSZ", 1280, int,
         "Largest detector input size for a video whose people are small: the first 0.6 s's "
         "people, looked for at this size, set the video's size (from MEMORYREEL_DETECTOR_IMGSZ "
-        "up to this) so the smaller of them are about 96 px tall in the detector's input; equal "
+        "up to this) so the smaller of them are about 128 px tall in the detector's input; equal "
         "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")

@@ -48,8 +48,9 @@ NMS_IOU = 0.6
 
 # Per-video input size (`Tracker.fit`): people this tall in the detector's input are found
 # reliably; smaller ones are missed more the smaller they get. Chosen on the tuning half of the
-# footage variants (`bench tracking --variants`, see README).
-TARGET_PERSON_PX = 96
+# footage variants (TUD-Campus at 0.35x, TUD-Stadtmitte at 0.5x; `bench tracking --variants`,
+# README): 96 left Stadtmitte at 0.5x on 640 px, 0.89 people off per frame; 128, 0.44.
+TARGET_PERSON_PX = 128
 # The probe looks for people with a stricter score than tracking: a size chosen from a phantom
 # would cost compute on every frame.
 _PROBE_CONF = 0.4
