@@ -174,6 +174,25 @@ def test_groups_count_errors_and_unanswered_as_wrong():
     assert (summary["questions"], summary["errors"], summary["unanswered"]) == (9, 1, 4)
 
 
+def test_accuracy_is_given_per_stated_confidence_and_high_precision_on_its_own_line(tmp_path):
+    from backend.evaluation import report
+
+    def rec(level, correct):
+        return {"type": "TC", "correct": correct, "error": None, "answered": True, "truth": 0,
+                "confidence": level}
+    records = [rec("high", True), rec("high", True), rec("high", False), rec("medium", True),
+               rec("low", False), rec("low", False), {**rec(None, True), "confidence": None}]
+    stated = scoring.summarize(records)["by_confidence"]
+    assert stated["levels"] == {"high": {"right": 2, "of": 3}, "medium": {"right": 1, "of": 1},
+                                "low": {"right": 0, "of": 2}}
+    assert stated["high_precision"] == round(2 / 3, 3)
+    lines = report.confidence_lines({"by_confidence": stated})
+    assert lines[0] == "High-confidence precision: 2/3 (67%)"
+    assert lines[1] == "Accuracy by stated confidence: high 2/3, medium 1/1, low 0/2"
+    chart = report.write_reliability_chart({"by_confidence": stated}, tmp_path)
+    assert "high (2" in (tmp_path / "reliability.html").read_text() and chart["html"]
+
+
 def test_open_ended_answers_match_after_normalising():
     assert scoring.open_ended_match("The cat.", "cat") == (True, True)
     assert scoring.open_ended_match("A man is cooking", "cooking") == (False, True)

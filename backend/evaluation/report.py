@@ -52,8 +52,9 @@ def cost_table(cost: dict) -> str:
 
 def text_summary(summary: dict) -> str:
     """What the CLI prints after a run."""
-    parts = [accuracy_table(summary["groups"]), "", "Per answer (mean over questions without "
-             "an error):", cost_table(summary["cost_per_answer"])]
+    parts = [accuracy_table(summary["groups"]), "", *confidence_lines(summary), "",
+             "Per answer (mean over questions without an error):",
+             cost_table(summary["cost_per_answer"])]
     oe = summary["open_ended"]
     if oe["n"]:
         parts.append(f"\nOpen-ended: {oe['exact']}/{oe['n']} exact (normalised), "
@@ -63,6 +64,38 @@ def text_summary(summary: dict) -> str:
         parts.append(f"\nChart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else
                                                      f" (no PNG: {chart['png_error']})"))
     return "\n".join(parts)
+
+
+def confidence_lines(summary: dict) -> list[str]:
+    """High-confidence precision on a line of its own, then accuracy per stated level."""
+    stated = summary.get("by_confidence") or {"levels": {}, "high_precision": None}
+    high = stated["levels"].get("high")
+    lines = [f"High-confidence precision: {high['right']}/{high['of']} "
+             f"({stated['high_precision']:.0%})" if high else
+             "High-confidence precision: no answer said high"]
+    if stated["levels"]:
+        lines.append("Accuracy by stated confidence: " + ", ".join(
+            f"{level} {c['right']}/{c['of']}" for level, c in stated["levels"].items()))
+    return lines
+
+
+def write_reliability_chart(summary: dict, out: Path) -> dict | None:
+    """Accuracy per stated confidence level, with how many answers said it: a label is worth
+    what its bar shows (reliability.html and, where kaleido can, reliability.png)."""
+    import plotly.graph_objects as go
+
+    levels = (summary.get("by_confidence") or {}).get("levels") or {}
+    if not levels:
+        return None
+    names = list(levels)
+    fig = go.Figure(go.Bar(
+        x=[f"{n} ({levels[n]['right']}/{levels[n]['of']})" for n in names],
+        y=[100 * levels[n]["right"] / levels[n]["of"] for n in names]))
+    fig.add_hline(y=90, line_dash="dot", annotation_text="90 %: what 'high' should hold")
+    fig.update_layout(title="How often an answer is right, by the confidence it stated",
+                      yaxis={"title": "accuracy %", "range": [0, 100]},
+                      template="plotly_white", width=760, height=420)
+    return save_chart(fig, Path(out) / "reliability")
 
 
 def write_chart(summary: dict, out: Path, title: str | None = None) -> dict:
@@ -211,6 +244,7 @@ def _run_section(folder: Path, output: Path) -> str:
     run, records = s["run"], s["records"]
     parts = [f"## {_run_label(run)}", "", f"Run folder: `{folder}`.", "", *_about(run), "",
              "### Accuracy by NExT-QA group", "", accuracy_table(s["groups"]), "",
+             "### Accuracy by stated confidence", "", *confidence_lines(s), "",
              "### Accuracy by question type", "", accuracy_table(s["types"], "type"), "",
              "### Cost per answer", "", cost_table(s["cost_per_answer"]), "",
              "### Every question (in the order asked)", "",
@@ -226,6 +260,10 @@ def _run_section(folder: Path, output: Path) -> str:
         parts.append(f"| {r.get('position', '')} | {r['key']}: {r['question']} | {r['type']} | "
                      f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | {confidence} | "
                      f"{r['llm_calls']} | {r['seconds']} | {r['replayed']} | {error} |")
+    if (folder / "reliability.png").is_file():
+        at = parts.index("### Accuracy by question type")
+        parts[at:at] = [f"![accuracy by stated confidence]"
+                        f"({_relative(folder / 'reliability.png', output)})", ""]
     if (folder / "chart.png").is_file():
         parts[4:4] = [f"![accuracy per group]({_relative(folder / 'chart.png', output)})", ""]
     notes = _notes(folder)

@@ -120,6 +120,7 @@ def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, 
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if chart:
         summary["chart"] = report.write_chart(summary, out)
+        report.write_reliability_chart(summary, out)
     return summary
 
 

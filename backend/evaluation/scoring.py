@@ -86,6 +86,21 @@ def cost_per_answer(records: list[dict]) -> dict:
             for key in COST_KEYS}
 
 
+CONFIDENCE_LEVELS = ("high", "medium", "low", "none")
+
+
+def by_confidence(records: list[dict]) -> dict:
+    """{level: {"right", "of"}} for the levels the answers said (runs from before answers carried
+    a confidence have none), and the precision of "high": what the label is worth."""
+    levels = {level: {"right": sum(bool(r["correct"]) for r in records
+                                   if r.get("confidence") == level),
+                      "of": sum(r.get("confidence") == level for r in records)}
+              for level in CONFIDENCE_LEVELS}
+    high = levels["high"]
+    return {"levels": {k: v for k, v in levels.items() if v["of"]},
+            "high_precision": round(high["right"] / high["of"], 3) if high["of"] else None}
+
+
 def summarize(records: list[dict]) -> dict:
     open_ended = [r for r in records if r.get("truth") is None]
     return {
@@ -95,6 +110,7 @@ def summarize(records: list[dict]) -> dict:
         "groups": accuracy_by_group(records) if records else [],
         "types": accuracy_by_type(records),
         "cost_per_answer": cost_per_answer(records),
+        "by_confidence": by_confidence(records),
         "open_ended": {"n": len(open_ended),
                        "exact": sum(bool(r["correct"]) for r in open_ended),
                        "contains": sum(bool(r.get("contains")) for r in open_ended)},
