@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import BaseModel, Field
 
-from backend.agent import prompts
+from backend.agent import coverage, prompts
 from backend.agent.planner import Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
@@ -105,12 +105,15 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         trace.decided_by = _decided_by(result, recalled)
     evidence = [Step.of(n) for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
+    confidence = result.confidence
+    if options and result.option is not None:
+        confidence = coverage.flag_unseen(confidence, options[result.option], ctx.tables())
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,
                     answered=result.answered, times=result.times,
                     instance_ids=result.instance_ids, evidence=evidence, tree=result.tree(),
                     chosen_leaves=result.chosen_leaves, usage=Cost.of(usage, started),
-                    memory=trace, confidence=result.confidence)
+                    memory=trace, confidence=confidence)
     if memory.learn:
         answer.pending_learning = lambda: _learn(answer, memory, vector, store, ctx)
         if learn_now:

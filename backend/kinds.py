@@ -1,0 +1,91 @@
+"""Everyday kinds of things a question or an option can name, and the words people use for them.
+
+The 80 COCO classes (what a COCO detector reports) and a few animals and vehicles beyond them,
+each with the words that name it (synonyms, plurals): 'lorry' is a truck, 'kittens' are cats,
+'pedestrians' are persons. Code uses this to tell whether anything ingest observed could have
+seen what an answer names, without asking a model.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+COCO = (
+    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
+    "traffic light", "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog",
+    "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella",
+    "handbag", "tie", "suitcase", "frisbee", "skis", "snowboard", "sports ball", "kite",
+    "baseball bat", "baseball glove", "skateboard", "surfboard", "tennis racket", "bottle",
+    "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple", "sandwich", "orange",
+    "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch", "potted plant",
+    "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard", "cell phone",
+    "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase", "scissors",
+    "teddy bear", "hair drier", "toothbrush",
+)
+# Animals and vehicles people ask about that no COCO class covers.
+BEYOND_COCO = ("squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish", "chicken",
+               "goat", "pig", "monkey", "lion", "tiger", "van", "tram", "tractor", "scooter",
+               "helicopter", "ship")
+
+# Other words for a kind (their plurals follow by rule).
+SYNONYMS = {
+    "person": ("people", "man", "men", "woman", "women", "child", "children", "kid", "boy",
+               "girl", "pedestrian", "human", "walker", "runner", "player", "worker", "cyclist"),
+    "bicycle": ("bike",), "motorcycle": ("motorbike",), "airplane": ("aeroplane", "plane", "jet"),
+    "truck": ("lorry",), "boat": ("sailboat", "yacht", "canoe", "kayak"),
+    "bird": ("seagull",), "cat": ("kitten",), "dog": ("puppy",), "cow": ("cattle",),
+    "handbag": ("purse",), "sports ball": ("ball", "football", "soccer ball", "basketball"),
+    "couch": ("sofa",), "potted plant": ("houseplant",), "dining table": ("table",),
+    "tv": ("television", "monitor"), "cell phone": ("phone", "smartphone", "mobile phone"),
+    "refrigerator": ("fridge",), "hair drier": ("hair dryer",), "donut": ("doughnut",),
+    "ship": ("ferry",),
+}
+# Kinds that move by themselves: a moving object tracked by background subtraction may be one.
+MOVING = frozenset({"person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck",
+                    "boat", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear",
+                    "zebra", "giraffe", *BEYOND_COCO})
+_IRREGULAR = {"man": "men", "woman": "women", "child": "children", "person": "people",
+              "mouse": "mice", "goose": "geese", "knife": "knives", "sheep": "sheep",
+              "deer": "deer", "fish": "fish", "cattle": "cattle", "skis": "skis",
+              "scissors": "scissors", "bus": "buses"}
+
+
+def _plural(word: str) -> str:
+    head, _, last = word.rpartition(" ")
+    if last in _IRREGULAR:
+        last = _IRREGULAR[last]
+    elif last.endswith(("s", "x", "ch", "sh")):
+        last += "es"
+    elif last.endswith("y") and last[-2:-1] not in "aeiou":
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
+@lru_cache(maxsize=1)
+def words() -> dict[str, str]:
+    """Every word or phrase that names a kind -> the kind."""
+    named = {}
+    for kind in (*COCO, *BEYOND_COCO):
+        for word in (kind, *SYNONYMS.get(kind, ())):
+            named[word] = named[_plural(word)] = kind
+    return named
+
+
+def words_for(kind: str) -> list[str]:
+    return [w for w, k in words().items() if k == kind]
+
+
+def named(text: str) -> list[str]:
+    """The kinds `text` names, in order, each once ('two dogs and a lorry' -> dog, truck)."""
+    found: list[tuple[int, str]] = []
+    lowered = f" {' '.join(re.findall(r'[a-z]+', text.lower()))} "
+    # Longest phrases first, so 'teddy bear' is not also a bear.
+    for word in sorted(words(), key=len, reverse=True):
+        at = lowered.find(f" {word} ")
+        if at >= 0:
+            found.append((at, words()[word]))
+            lowered = lowered.replace(f" {word} ", " " + "_" * len(word) + " ")
+    return list(dict.fromkeys(kind for _, kind in sorted(found)))

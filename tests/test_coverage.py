@@ -1,0 +1,58 @@
+"""Kinds nothing can see stay honest: a pick naming one is flagged unsupported and low."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from backend import kinds
+from backend.agent import coverage
+from backend.agent.queries import VideoTables
+from backend.answer import Confidence
+from backend.ask import ask
+from backend.library import Library
+from backend.memory.replay import MemoryOptions
+from tests.fakes import ScriptedLLM, step
+
+
+@pytest.mark.parametrize("text, named", [
+    ("two dogs and a lorry", ["dog", "truck"]), ("a teddy bear", ["teddy bear"]),
+    ("the pedestrians", ["person"]), ("a man on a bike", ["person", "bicycle"]),
+    ("Sailboats", ["boat"]), ("the fridge", ["refrigerator"]), ("the red one", []),
+])
+def test_words_name_kinds(text, named):
+    assert kinds.named(text) == named
+
+
+@pytest.fixture(scope="module")
+def campus(ingested, library_settings):
+    return Library(library_settings.home).get(ingested("mot15_TUD-Campus.mp4").video_id)
+
+
+def test_what_the_campus_clip_could_have_seen(campus):
+    tables = VideoTables(campus.db_path)
+    assert coverage.unseen("people walking past", tables) == []
+    assert coverage.unseen("a refrigerator and a laptop", tables) == ["refrigerator", "laptop"]
+
+
+@pytest.mark.parametrize("pick, flagged", [("a refrigerator", True), ("people", False)])
+def test_a_pick_naming_an_unseen_kind_is_low_and_says_why(campus, library_settings, pick,
+                                                          flagged):
+    # The scripted model answers at once from the options: the point is the rule, not the model.
+    llm = ScriptedLLM([step("Answer", pick)])
+    answer = ask(campus.video_id, "what stands in front of the building?",
+                 replace(library_settings, n_solutions=1), options=["people", "a refrigerator"],
+                 llm=llm, memory=MemoryOptions.off())
+    assert answer.answer == pick
+    assert ("Not supported by evidence" in answer.confidence.explanation) is flagged
+    if flagged:
+        assert answer.confidence.level == "low" and "refrigerator" in answer.confidence.explanation
+
+
+def test_the_flag_lowers_even_a_reading_the_planner_trusted(campus):
+    tables = VideoTables(campus.db_path)
+    read = Confidence(level="medium", basis="read", agreement="2/2", explanation="2 of 2 agree.")
+    assert coverage.flag_unseen(read, "people", tables) == read
+    flagged = coverage.flag_unseen(read, "a laptop", tables)
+    assert flagged.level == "low" and flagged.basis == "read" and "laptop" in flagged.explanation
