@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import BaseModel, Field
 
-from backend.agent import coverage, prompts
+from backend.agent import coverage, prompts, routing
 from backend.agent.planner import Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
@@ -95,6 +95,8 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
+    if given is None and config.grounded:
+        given = routing.first_step(standalone, ctx.tables())
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))

@@ -56,3 +56,40 @@ def test_the_flag_lowers_even_a_reading_the_planner_trusted(campus):
     assert coverage.flag_unseen(read, "people", tables) == read
     flagged = coverage.flag_unseen(read, "a laptop", tables)
     assert flagged.level == "low" and flagged.basis == "read" and "laptop" in flagged.explanation
+
+
+# --- questions reach the evidence they name --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def highway(ingested, library_settings):
+    return Library(library_settings.home).get(ingested("bgslib_video02_highway.avi").video_id)
+
+
+@pytest.fixture(scope="module")
+def speech_clip(ingested, library_settings):
+    return Library(library_settings.home).get(ingested("autoeditor_example_speech.mp4").video_id)
+
+
+def test_a_question_about_what_is_said_reads_speech_first(speech_clip, library_settings):
+    # The scripted model answers straight away: whatever it would have called, code has already
+    # read the words said around 40 s, and the answer's evidence starts there.
+    llm = ScriptedLLM([step("Answer", "banana")])
+    answer = ask(speech_clip.video_id, "what does the speaker say at 40 seconds",
+                 replace(library_settings, n_solutions=1),
+                 options=["apple", "banana", "cherry"], llm=llm, memory=MemoryOptions.off())
+    first = answer.evidence[0]
+    assert first.query["operation"] == "speech" and first.replayed is None
+    assert any(37 <= t <= 43 for t in first.times), first.times
+    words = {w.strip(" .,!?").lower() for w in first.observation.split()}
+    assert "banana" in words, first.observation  # the word said there, from the audio
+
+
+def test_a_question_about_what_is_written_reads_on_screen_text(highway):
+    from backend.agent import routing
+
+    tables = VideoTables(highway.db_path)
+    given = routing.first_step("what is written on the screen at the start", tables)
+    assert given.observation.query["operation"] == "screen_text"
+    read = {r[0] for r in tables.query("SELECT text FROM ocr").rows}
+    assert any(text in given.observation.text for text in read)
+    assert routing.first_step("how many cars pass", tables) is None

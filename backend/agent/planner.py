@@ -134,14 +134,15 @@ class PlanResult:
 
 @dataclass
 class GivenStep:
-    """A step taken before planning, with no LLM call: a replayed workflow's typed query, run
-    on this question. It becomes the first step of the first solution."""
+    """A step taken before planning, with no LLM call: a replayed workflow's typed query, or
+    the one the question's own words call for (`routing`), run on this question. It becomes the
+    first step of the first solution."""
 
     tool: str
     tool_input: str
     thought: str
     observation: Observation
-    replayed: EntryRef          # the memory entry it came from
+    replayed: EntryRef | None   # the memory entry it came from; None when the question chose it
 
 
 def path_to(nodes: list[Node], node_id: int) -> list[Node]:
