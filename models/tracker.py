@@ -77,6 +77,9 @@ class Tracker:
         self._tuned = []  # the ONNX backends whose sessions have our thread settings
         self.base_imgsz = self.imgsz = int(imgsz)
         self._prober = None  # a second predictor for `fit`, built on first use
+        # PyTorch weights run at any input size (our ONNX export is dynamic); an exported file
+        # given by the user may have a fixed one.
+        self._resizable = path.endswith(".pt")
         self.conf = float(conf)
         self.iou = float(iou)
         self.device = device
@@ -125,7 +128,7 @@ class Tracker:
         who are large enough at the base size settle it cheaply; otherwise they are looked for
         at `largest`, where small ones are found. Kept until `reset`."""
         self.imgsz = self.base_imgsz
-        if largest <= self.base_imgsz or not frames_rgb:
+        if largest <= self.base_imgsz or not frames_rgb or not self._resizable:
             return self.imgsz
         long_side = max(frames_rgb[0].shape[:2])
         heights = self._people_heights(frames_rgb, self.base_imgsz)

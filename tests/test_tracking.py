@@ -248,3 +248,15 @@ def test_auto_falls_back_to_torch_and_onnx_says_why(caplog):
     assert tracker.runtime == "torch" and "cannot create cache folder" in caplog.text
     with pytest.raises(WeightsError, match="cannot create cache folder"):
         _tracker("onnx", Path("/proc/no/cache"))
+
+
+@pytest.mark.parametrize("heights, long_side, expected", [
+    ([], 640, 640),                      # nobody seen: the base size
+    ([240.0, 250.0, 200.0], 640, 640),   # large people: the base size already
+    ([100.0] * 4, 768, 992),             # 100 px of 768 -> 128 px at 983, rounded up to 32
+    ([40.0, 45.0, 50.0, 300.0], 640, 1280),  # the smaller ones decide, up to the largest
+])
+def test_the_input_size_brings_the_smaller_people_to_the_target_height(heights, long_side,
+                                                                       expected):
+    from models.tracker import input_size
+    assert input_size(heights, long_side, base=640, largest=1280) == expected
