@@ -562,8 +562,11 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
         level = "medium"
     explanation = (f"{len(chosen)} of {len(good)} candidate answers agree; the answer rests on "
                    f"{_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")
-    if leaf_basis == "computed" and level == "medium" and agree == 1.0:
-        explanation += " That kind of measurement is not measured precise enough to be high here."
+    if leaf_basis == "computed":
+        measurement = _measurement(nodes, chosen[0])
+        explanation += precision.described(measurement)
+        if level == "medium" and agree == 1.0:
+            explanation += " That kind of measurement is not measured precise enough to be high here."
     return Confidence(level=level, basis=leaf_basis, agreement=f"{len(chosen)}/{len(good)}",
                       explanation=explanation)
 

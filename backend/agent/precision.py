@@ -47,9 +47,24 @@ def measured() -> dict:
     return json.loads(TABLE.read_text()) if TABLE.is_file() else {}
 
 
+def cell(query: dict, table: dict | None = None) -> dict | None:
+    """{"right", "of"} measured for the typed query's operation in its conditions, if any."""
+    return (measured() if table is None else table).get(query.get("operation", ""), {}).get(
+        query.get("conditions", ""))
+
+
 def earns_high(query: dict, table: dict | None = None) -> bool:
     """Whether the measurement behind a computed answer (the typed query a tool ran, with the
     conditions it ran in) is precise enough, as measured, to be called high."""
-    cell = (measured() if table is None else table).get(query.get("operation", ""), {}).get(
-        query.get("conditions", ""))
-    return bool(cell) and cell["of"] >= MIN_QUESTIONS and cell["right"] / cell["of"] >= HIGH_PRECISION
+    found = cell(query, table)
+    return bool(found) and found["of"] >= MIN_QUESTIONS and \
+        found["right"] / found["of"] >= HIGH_PRECISION
+
+
+def described(query: dict) -> str:
+    """The measured record of the query's kind of measurement, in a sentence for the user."""
+    found = cell(query)
+    if not found:
+        return ""
+    return (f" Measured on external truth, {query['operation']} with {query['conditions']} "
+            f"people was right {found['right']} of {found['of']} times.")
