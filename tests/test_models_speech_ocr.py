@@ -123,8 +123,10 @@ def test_transcribe_speech_clip_says_banana_at_40s(recognizer):
     assert abs(len(audio) / 16_000 - 42.4) < 0.2
     segments = recognizer.transcribe(audio)
     assert recognizer.detected_language == "en"
-    text = " ".join(s.text for s in segments).lower()
-    assert "bottom right" in text
+    # Words, not punctuation: where Whisper puts commas, full stops and capitals changes with
+    # the CPU ("purpose including" or "purpose, including"), and a segment may end between them.
+    said = re.findall(r"[a-z']+", " ".join(s.text for s in segments).lower())
+    assert ("bottom", "right") in zip(said, said[1:]), said
     words = [w for s in segments for w in s.words]
     assert all(s.t_start <= w[0] <= w[1] <= s.t_end + 0.01 for s in segments for w in s.words)
     late_banana = [w for w in words if "banana" in w[2].lower() and 37.0 <= w[0] <= 42.4]
