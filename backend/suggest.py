@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from backend.agent.queries import SPEECH_WINDOW
 from backend.errors import QueryError
 from backend.schema import TABLES
 from backend.sql_runner import run_query
@@ -43,9 +44,17 @@ def _plural(category: str) -> str:
 
 
 def _speech(db_path: Path) -> str | None:
-    # The longest segment: the clearest words, least likely a cough read as speech.
-    rows = _rows(db_path, "SELECT t_start, t_end FROM speech ORDER BY t_end - t_start DESC LIMIT 1")
-    return f"what is said {_at((rows[0]['t_start'] + rows[0]['t_end']) / 2)}" if rows else None
+    """A time at which words are said: the middle of the word with the most words within the
+    window the agent quotes for "what is said at T" (a run of speech, not a cough).
+
+    Word times, not segment times: a segment spans the pauses inside it, and where Whisper
+    starts and ends one differs between CPUs, so a segment's midpoint can be silence.
+    """
+    mid = "(t_start + t_end) / 2"
+    rows = _rows(db_path, f"SELECT {mid} AS t, COUNT(*) OVER (ORDER BY {mid} RANGE BETWEEN "
+                          f"{SPEECH_WINDOW} PRECEDING AND {SPEECH_WINDOW} FOLLOWING) AS n "
+                          f"FROM speech_words ORDER BY n DESC, t LIMIT 1")
+    return f"what is said {_at(rows[0]['t'])}" if rows else None
 
 
 def _text(db_path: Path) -> str | None:

@@ -68,6 +68,11 @@ class SpeechRecognizer:
         beam_size: int = 5,
         vad_filter: bool = True,
     ) -> None:
+        # CTranslate2 runs Intel MKL on Intel CPUs and oneDNN on others, and Whisper's words
+        # differ between the two: on MKL, base heard the sample clip's "banana" at 40 s as
+        # "Anna". oneDNN on every CPU is the backend the app and its tests were measured with.
+        # Read once, when ctranslate2 loads: before the import below.
+        os.environ.setdefault("CT2_USE_MKL", "0")
         from faster_whisper import WhisperModel
 
         if model:

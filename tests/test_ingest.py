@@ -61,9 +61,14 @@ def test_speech_clip_hears_banana_near_40_seconds(ingested, library_settings):
     vid = ingested("autoeditor_example_speech.mp4").video_id
     words = rows(library_settings, vid, "SELECT t_start, word FROM speech_words "
                                         "WHERE lower(word) LIKE '%banana%'")
-    assert any(37.0 <= w["t_start"] <= 42.5 for w in words), words
-    # The time step that holds 40 s carries the word (the speaker also announces it at 17 s).
-    step = rows(library_settings, vid, "SELECT speech FROM timeline WHERE t_start <= 40 AND t_end > 40")
+    late = [w for w in words if 37.0 <= w["t_start"] <= 42.5]
+    assert late, words
+    # The time step in which the word starts carries it (the speaker also announces it at 17 s).
+    # Its own time, not 40 s: where Whisper puts the word moves with the CPU (it started at
+    # 39.24, 39.7, 39.8, 39.9 and 40.24 s in the audit of issue #23), and it may end before 40 s.
+    t = late[0]["t_start"]
+    step = rows(library_settings, vid, f"SELECT speech FROM timeline WHERE t_start <= {t} "
+                                       f"AND t_end > {t}")
     assert "banana" in step[0]["speech"].lower()
 
 

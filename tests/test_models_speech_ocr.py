@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -123,12 +125,25 @@ def test_transcribe_speech_clip_says_banana_at_40s(recognizer):
     assert abs(len(audio) / 16_000 - 42.4) < 0.2
     segments = recognizer.transcribe(audio)
     assert recognizer.detected_language == "en"
-    text = " ".join(s.text for s in segments).lower()
-    assert "bottom right" in text
+    # Words, not punctuation: where Whisper puts commas, full stops and capitals changes with
+    # the CPU ("purpose including" or "purpose, including"), and a segment may end between them.
+    said = re.findall(r"[a-z']+", " ".join(s.text for s in segments).lower())
+    assert ("bottom", "right") in zip(said, said[1:]), said
     words = [w for s in segments for w in s.words]
     assert all(s.t_start <= w[0] <= w[1] <= s.t_end + 0.01 for s in segments for w in s.words)
     late_banana = [w for w in words if "banana" in w[2].lower() and 37.0 <= w[0] <= 42.4]
     assert late_banana, words
+
+
+def test_whisper_runs_on_one_backend_whatever_the_cpu_maker():
+    # An Intel CPU would otherwise take MKL, whose transcription of the sample clip differs.
+    env = {k: v for k, v in os.environ.items() if k != "CT2_USE_MKL"} | {"CT2_VERBOSE": "1"}
+    child = (f"import os; from models.asr import SpeechRecognizer; "
+             f"SpeechRecognizer(cache_dir={str(CACHE)!r}); print(os.environ.get('CT2_USE_MKL'))")
+    done = subprocess.run([sys.executable, "-c", child], cwd=Path(__file__).resolve().parents[1],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0"] and "Use Intel MKL: false" in done.stderr
 
 
 def test_silent_audio_track_gives_no_speech(recognizer):

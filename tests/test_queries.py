@@ -141,9 +141,13 @@ def test_speech_and_on_screen_text_are_quoted(ingested, library_settings):
                "what word does the speaker say when the timer reaches 40 seconds", tables)
     assert said.support == "computed" and said.value.lower() == "banana"
     assert any(38 <= t <= 42 for t in said.times)
-    # "banana" is said twice: announced at 16.6 s ("I will say banana"), then said at 39.8 s.
+    # "banana" is said twice: announced near 16.6 s ("I will say banana"), then said near 40 s.
+    # Whisper's word times move between CPUs (the late one at 39.7, 39.8 or 40.24 s) and it may
+    # hear one banana more (17.0 s with CTranslate2's AVX2 kernels), so the times are held to
+    # where the word is said, not to one machine's list.
     where = run(_query("speech", words="banana"), "when is banana said", tables)
-    assert [round(t) for t in where.times] == [17, 40] and where.value == "16.6 s"
+    assert 15.5 <= where.times[0] <= 18 and any(38.5 <= t <= 41.5 for t in where.times), where.text
+    assert where.times == sorted(where.times) and where.value == f"{where.times[0]:.1f} s"
     # The running time code is read at the bottom right of the frame.
     shown = run(_query("screen_text", words="running time"),
                 "where on the screen is the running time shown", tables)

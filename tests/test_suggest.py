@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+import sqlite_utils
+
+from backend import schema
+from backend.agent.queries import TypedQuery, VideoTables, run
 from backend.agent.timephrases import resolve
 from backend.library import Library
 from backend.sql_runner import run_query
@@ -33,13 +38,51 @@ def test_a_clip_without_people_suggests_nothing_about_people(ingested, library_s
                          f"abs(d.t - {t}) < 0.3") > 0, (seen, t)
 
 
+def _what_the_agent_reads(question: str, db_path) -> str:
+    """The word the agent's "what is said at T" query answers the suggested question with."""
+    query = TypedQuery(operation="speech", target="", time="", until="", words="")
+    return run(query, question, VideoTables(db_path)).value
+
+
+def _speech_with_a_silent_middle(path) -> None:
+    """A 60 s clip whose longest segment (13.7-40.3 s) has words only near its two ends, as
+    Whisper wrote it on a CPU where its midpoint (27 s) is a pause; and one shorter segment."""
+    db = sqlite_utils.Database(path)
+    schema.create_tables(db)
+    db["video"].insert({"id": "v", "name": "talk.mp4", "fps": 25.0, "frames": 1500,
+                        "duration": 60.0, "width": 640, "height": 360, "has_audio": 1,
+                        "models": json.dumps({"speech": "whisper", "categories": ["person"]})})
+    db["speech"].insert_all([{"id": 1, "t_start": 2.0, "t_end": 4.0, "text": "well then"},
+                             {"id": 2, "t_start": 13.7, "t_end": 40.3,
+                              "text": "and now I will wait ... okay done"}])
+    words = [(1, 2.0, 2.5, "well"), (1, 3.4, 4.0, "then"),
+             (2, 13.7, 14.0, "and"), (2, 14.0, 14.3, "now"), (2, 14.3, 14.4, "I"),
+             (2, 14.4, 14.7, "will"), (2, 14.7, 15.1, "wait"),
+             (2, 39.2, 39.7, "okay"), (2, 39.8, 40.3, "done")]
+    db["speech_words"].insert_all({"segment_id": s, "t_start": a, "t_end": b, "word": w}
+                                  for s, a, b, w in words)
+
+
+def test_speech_suggestion_is_a_time_with_words_even_when_the_longest_segment_pauses(tmp_path):
+    path = tmp_path / "talk.db"
+    _speech_with_a_silent_middle(path)
+    said = [q for q in suggest(path) if q.startswith("what is said")]
+    assert len(said) == 1
+    # The agent finds a word there, from the densest run (not the lone "well" or "okay").
+    assert _what_the_agent_reads(said[0], path) in {"and", "now", "I", "will", "wait"}, said
+
+
 def test_speech_suggestion_names_a_time_at_which_words_are_said(ingested, library_settings):
+    # Whatever Whisper's segments and word times are on this CPU, the suggested time is one the
+    # agent finds words at (was: the middle of the longest segment, a pause on another CPU).
     questions, entry = _suggested(ingested, library_settings, "autoeditor_example_speech.mp4")
     said = [q for q in questions if q.startswith("what is said")]
     assert said, questions
+    word = _what_the_agent_reads(said[0], entry.db_path)
     t = resolve(said[0], 60.0).start
-    assert _count(entry, f"SELECT COUNT(*) FROM speech_words WHERE t_start <= {t + 1} "
-                         f"AND t_end >= {t - 1}") > 0, (said, t)
+    # The time is a word's middle, written to a tenth of a second.
+    assert word and _count(entry, f"SELECT COUNT(*) FROM speech_words WHERE t_start <= {t + 0.1} "
+                                  f"AND t_end >= {t - 0.1}") > 0, (said, t, word)
 
 
 def test_people_clip_suggests_counting_and_direction(ingested, library_settings):

@@ -198,7 +198,12 @@ def test_onnx_counts_people_per_frame_no_worse_than_torch(tud):
         _, frames = tud(runtime)
         return sum(abs(len(dets) - len(gt[i])) for i, _, dets in frames) / len(frames)
 
-    assert count_error("onnx") <= count_error("torch")
+    # Here the two runtimes give the same counts, so "no worse" was a tie that one box's
+    # rounding on another CPU could break. The same network, rounded differently, may flip one
+    # borderline box in one frame; a real fault (another letterbox, threshold or model) misses
+    # or adds people in many frames.
+    one_box_in_one_frame = 1 / len(tud("torch")[1])
+    assert count_error("onnx") <= count_error("torch") + one_box_in_one_frame
 
 
 def _iou(a, b) -> float:

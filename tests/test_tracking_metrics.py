@@ -83,7 +83,9 @@ def test_bench_tracking_on_both_tud_sequences():
     # filling): Campus MAE 0.73, every frame within +-1, 6 at once; Stadtmitte MAE 1.36, 53 %.
     campus = runs["TUD-Campus"]
     assert campus["count_mae"] <= 0.5 and campus["within_one"] >= 0.9
-    assert campus["max_at_once"] == campus["true_max_at_once"]
+    # +-1, as for the same figure in test_ingest.py: the most at once is one frame's count,
+    # which one borderline box (a detector score rounded differently on another CPU) changes.
+    assert abs(campus["max_at_once"] - campus["true_max_at_once"]) <= 1
     assert campus["tracks_per_identity"] <= 1.3
 
     crowd = runs["TUD-Stadtmitte"]

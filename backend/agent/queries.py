@@ -92,7 +92,7 @@ _ANY_WORDS = {"", "object", "objects", "thing", "things", "anything", "something
 _ARTICLES = re.compile(r"^(?:the|a|an|any|all|each|every|some|first|last|different)\s+")
 _INSTANCE = re.compile(r"(?:#|\b(?:id|instance|object|person|track|number|no\.?)\s*#?\s*)(\d+)\b", re.I)
 _PEOPLE_SEEN_NEAR = 0.6   # seconds: a detection this close to the asked time counts as "at" it
-_SPEECH_WINDOW = 1.5      # seconds either side of an asked time whose words are quoted
+SPEECH_WINDOW = 1.5       # seconds either side of an asked time whose words are quoted
 
 
 @dataclass(frozen=True)
@@ -545,11 +545,11 @@ def speech(tables: VideoTables, target: Target, span: Span | None, words: str) -
 def _said_at(tables: VideoTables, span: Span) -> Result:
     t = span.start
     sql = (f"SELECT w.t_start, w.t_end, w.word, s.text FROM speech_words w "
-           f"JOIN speech s ON s.id = w.segment_id WHERE w.t_end >= {t - _SPEECH_WINDOW} "
-           f"AND w.t_start <= {t + _SPEECH_WINDOW} ORDER BY w.t_start")
+           f"JOIN speech s ON s.id = w.segment_id WHERE w.t_end >= {t - SPEECH_WINDOW} "
+           f"AND w.t_start <= {t + SPEECH_WINDOW} ORDER BY w.t_start")
     rows = tables.rows(sql)
     if not rows:
-        return Result(f"Nothing is said within {_SPEECH_WINDOW} s of {t:.1f} s.", value="",
+        return Result(f"Nothing is said within {SPEECH_WINDOW} s of {t:.1f} s.", value="",
                       sql=sql, rows=[], times=[t])
     nearest = min(rows, key=lambda r: 0 if r["t_start"] <= t <= r["t_end"]
                   else min(abs(r["t_start"] - t), abs(r["t_end"] - t)))
