@@ -545,25 +545,25 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
     """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
 
     high: the chosen option is a computed value of a measurement `trusted` (measured precise
-    in the video's conditions) and every answered leaf agrees; low: no
-    evidence, unobservable, a stand-in, the nearest option to a computed value, or a minority
-    answer; medium otherwise (a reading, of rows or of a computed value, is never high).
+    in the video's conditions) and every answered leaf agrees; low: no evidence, unobservable,
+    a stand-in, the nearest option to a computed value, or a minority answer; medium otherwise
+    (a reading, of rows or of a computed value, is never high).
     """
     if not chosen:
         return Confidence(level="none", basis="none", agreement=f"0/{tried}",
                           explanation="no candidate answer")
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
+    measurement = _measurement(nodes, chosen[0]) if leaf_basis == "computed" else {}
     if leaf_basis in ("none", "unobserved", "proxy", "nearest") or agree < 0.5:
         level = "low"
-    elif leaf_basis == "computed" and agree == 1.0 and trusted(_measurement(nodes, chosen[0])):
+    elif leaf_basis == "computed" and agree == 1.0 and trusted(measurement):
         level = "high"
     else:
         level = "medium"
     explanation = (f"{len(chosen)} of {len(good)} candidate answers agree; the answer rests on "
                    f"{_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")
     if leaf_basis == "computed":
-        measurement = _measurement(nodes, chosen[0])
         explanation += precision.described(measurement)
         if level == "medium" and agree == 1.0:
             explanation += " That kind of measurement is not measured precise enough to be high here."
