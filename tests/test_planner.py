@@ -156,7 +156,8 @@ def test_a_computed_value_is_high_only_where_its_kind_was_measured_precise():
     assert result.confidence.level == "medium" and "not measured precise" in \
         result.confidence.explanation
     # The user is told what the measurement is worth, from the committed table.
-    assert "in_view with small, crowd people was right" in result.confidence.explanation
+    assert "in_view in videos like this one (small, crowd people) was right" in \
+        result.confidence.explanation
     # The judge saw the measurement that computed the answer, with its conditions.
     assert seen == [{"operation": "in_view", "conditions": "small, crowd"}]
 

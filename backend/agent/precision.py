@@ -66,5 +66,5 @@ def described(query: dict) -> str:
     found = cell(query)
     if not found:
         return ""
-    return (f" Measured on external truth, {query['operation']} with {query['conditions']} "
-            f"people was right {found['right']} of {found['of']} times.")
+    return (f" Measured on external truth, {query['operation']} in videos like this one "
+            f"({query['conditions']} people) was right {found['right']} of {found['of']} times.")
