@@ -336,13 +336,26 @@ def test_a_repeated_step_is_asked_again_without_that_tool():
     assert result.usage.calls == 3
 
 
-def test_repeating_an_earlier_step_again_is_a_failure():
+def test_repeating_an_earlier_step_again_is_a_failure_of_the_old_agent():
     count, other = FakeTool("Count", [Observation("5 people")]), FakeTool("Other", [Observation("?")])
     planner, _ = make_planner([step("Count", "a"), step("Other", "b"), step("Other", "b"),
-                               step("Count", "a")], [count, other], n_solutions=1)
+                               step("Count", "a")], [count, other], n_solutions=1,
+                              grounded=False)
     result = planner.solve("how many people?")
     assert not result.answered and result.nodes[3].failure == "repeated step: Count(a)"
     assert len(count.inputs) == 1 and len(other.inputs) == 1
+
+
+def test_an_open_question_going_round_in_circles_is_asked_for_an_answer():
+    count, other = FakeTool("Count", [Observation("5 people")]), FakeTool("Other", [Observation("?")])
+    planner, llm = make_planner([step("Count", "a"), step("Other", "b"), step("Other", "b"),
+                                 step("Count", "a"), step("Answer", "5 people")], [count, other],
+                                n_solutions=1)
+    result = planner.solve("how many people?")
+    assert result.answered and result.answer == "5 people"
+    assert len(count.inputs) == 1 and len(other.inputs) == 1
+    with pytest.raises(ValidationError):  # the last ask offered no tool at all
+        llm.schemas[-1].model_validate(step("Count", "a"))
 
 
 def test_with_options_a_second_repeat_is_asked_for_an_answer_instead():

@@ -437,10 +437,9 @@ class Planner:
                 # Small models often call the tool that has just answered once more; asked
                 # again without that tool, they usually answer from the observation they have.
                 step = ask(avoid + [f"{step.action}({step.action_input})"], exclude=step.action)
-                if (step.action, step.action_input.lower()) in earlier and q.options and \
-                        self.config.grounded:
-                    # Going round in circles: with options, an answer from what is on the path
-                    # beats none.
+                if (step.action, step.action_input.lower()) in earlier and self.config.grounded:
+                    # Going round in circles (one tool, then another, then the first again): an
+                    # answer from what is on the path beats none, open or multiple choice.
                     step = ask(avoid, exclude=tuple(self.tools))
             elif step.action == ANSWER and not q.options and (unquoted := unquoted_numbers(
                     step.action_input, "\n".join([q.text, q.context, *(n.observation for n in path)]))):
