@@ -76,7 +76,7 @@ class Tracker:
         self._onnx = self.weights_path if self.runtime == "onnx" and device == "cpu" else None
         self._tuned = []  # the ONNX backends whose sessions have our thread settings
         self.base_imgsz = self.imgsz = int(imgsz)
-        self._prober = None  # a second predictor for `fit`, built on first use
+        self._prober = None  # a second predictor for `fit`, built for each video's sizing
         # PyTorch weights run at any input size (our ONNX export is dynamic); an exported file
         # given by the user may have a fixed one.
         self._resizable = path.endswith(".pt")
@@ -135,6 +135,12 @@ class Tracker:
         if not heights or input_size(heights, long_side, self.base_imgsz, largest) > self.base_imgsz:
             heights = self._people_heights(frames_rgb, largest)
         self.imgsz = input_size(heights, long_side, self.base_imgsz, largest)
+        # Its session and the memory a large probe took (about 180 MB) are not kept for the
+        # rest of ingest; loading it again for the next video takes a fraction of a second.
+        if self._prober is not None and self._prober.predictor is not None:
+            probed = self._prober.predictor.model.backend
+            self._tuned = [backend for backend in self._tuned if backend is not probed]
+        self._prober = None
         return self.imgsz
 
     def _people_heights(self, frames_rgb: list[np.ndarray], imgsz: int) -> list[float]:
