@@ -6,7 +6,7 @@ here changes every frame and moves every ground-truth box with it, so the truth 
 
 - `0.5x`, `0.35x`: the picture shrunk inside a canvas of the original size, the rest a still
   background (the sequence's median frame blurred past recognition, so it holds nobody);
-- `mirrored`: flipped left to right, so every direction of motion flips;
+- `mirrored`: flipped horizontally, so every direction of motion flips;
 - `dark`: every pixel at a third of its brightness;
 - `half-fps`: every second frame only;
 - `low-bitrate`: re-encoded at 150 kbit/s (blocks and smeared edges).
