@@ -1,0 +1,297 @@
+"""The `bench` commands of the command line: each runs a benchmark and renders its figures.
+
+Kept apart from backend/cli.py, which parses arguments and reports failures for every command.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from backend import config
+from backend.errors import InputError, UsageError
+
+# Where the sample clips and dev questions live beside a checkout (as in CI).
+SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+
+
+def print_json(payload: dict) -> None:
+    """For payloads with no table of their own (setup, one video's facts, one memory entry)."""
+    print(json.dumps(payload, indent=2, default=str))
+
+
+def bench_ingest(args, settings) -> dict:
+    from backend import bench
+
+    vary = _setting_values(args.vary) if args.vary else None
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
+                              rounds=args.rounds, progress=say)
+
+
+def print_ingest_bench(payload: dict) -> None:
+    """Side by side with --vary; the plain bench's figures stay JSON."""
+    if "setting" in payload:
+        _print_ingest_comparison(payload)
+    else:
+        print_json(payload)
+
+
+def bench_agent(args, settings) -> dict:
+    from backend.evaluation import agent_bench as bench
+
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return bench.agent_bench(Path(args.questions), Path(args.videos), settings,
+                             n_solutions=args.n, limit=args.limit,
+                             agents=tuple(args.agents.split(",")), progress=say)
+
+
+def bench_memory(args, settings) -> dict:
+    from backend.evaluation import memory_bench as bench
+
+    chart = Path(args.chart) if args.chart else None
+    if args.from_jsonl:
+        summary = bench.summarise(bench.read_jsonl(Path(args.from_jsonl)), jsonl=args.from_jsonl,
+                                  chart=chart)
+    else:
+        summary = _run_memory_bench(args, settings, bench, chart)
+    if args.markdown:
+        Path(args.markdown).write_text(bench.summary_markdown(summary), encoding="utf-8")
+    return summary
+
+
+def _run_memory_bench(args, settings, bench, chart: Path | None) -> dict:
+    bar = tqdm(desc="answers", unit="answer", file=sys.stderr, disable=args.json or args.quiet)
+
+    def show(record: dict, total: int) -> None:
+        bar.total = total
+        bar.set_postfix_str(f"{record['config']} q{record['index'] + 1} "
+                            f"{'right' if record['correct'] else 'wrong'}, "
+                            f"{record['answer_calls'] + record['learn_calls']} calls")
+        bar.update()
+    try:
+        return bench.memory_bench(Path(args.questions), Path(args.videos), settings,
+                                  configs=bench.parse_configs(args.configs), n_solutions=args.n,
+                                  limit=args.limit, jsonl=Path(args.jsonl) if args.jsonl else None,
+                                  chart=chart, progress=show)
+    finally:
+        bar.close()
+
+
+def bench_tracking(args, settings) -> dict:
+    from backend import bench
+    from backend.evaluation import tracking
+
+    sequences = ([tracking.sequence_at(Path(d)) for d in args.sequence] if args.sequence
+                 else tracking.find_sequences(SHARED / "videos" / "ground-truth"))
+    if not sequences:
+        raise InputError("No MOT-layout sequence found: give --sequence DIR (a folder with gt.txt "
+                         "and seqinfo.ini).")
+    if args.variants:
+        sequences = _with_footage_variants(sequences, args.variants, settings)
+    return bench.tracking_bench(sequences, _variants(args.vary), settings)
+
+
+def _with_footage_variants(sequences: list, names: str, settings) -> list:
+    """Each sequence followed by its variants (all, or the comma-separated `names`)."""
+    from backend.evaluation import footage
+
+    chosen = list(footage.VARIANTS) if names == "all" else []
+    for name in ([] if chosen else names.split(",")):
+        if name.strip() not in footage.BY_NAME:
+            raise UsageError(f"--variants: no variant {name.strip()!r}; the variants are "
+                             f"{', '.join(footage.BY_NAME)}.")
+        chosen.append(footage.BY_NAME[name.strip()])
+    root = settings.cache_dir / "footage-variants"
+    return [made for sequence in sequences
+            for made in [sequence, *(footage.variant_of(sequence, v, root) for v in chosen)]]
+
+
+def _variants(vary: list[str]) -> list[dict[str, str]]:
+    """--vary NAME=A,B ... -> [{}, ] plus one override per value: the settings as they are
+    first, then each value of each varied setting alone."""
+    variants: list[dict[str, str]] = [{}]
+    for item in vary:
+        env, values = _setting_values(item)
+        variants += [{env: v} for v in values]
+    return variants
+
+
+def _setting_values(item: str) -> tuple[str, list[str]]:
+    """'DETECTOR_IMGSZ=480,640' (or with the MEMORYREEL_ prefix) -> (variable, values)."""
+    name, _, values = item.partition("=")
+    env = name.strip().upper()
+    env = env if env.startswith("MEMORYREEL_") else f"MEMORYREEL_{env}"
+    if env not in {env for env, _, _ in config.Settings.documented()} or not values.strip():
+        raise UsageError(f"--vary takes SETTING=VALUE[,VALUE...] with a MemoryReel setting "
+                         f"(e.g. DETECTOR_IMGSZ=480,640), not {item!r}.")
+    return env, [v.strip() for v in values.split(",")]
+
+
+def bench_measurements(args, settings) -> dict:
+    from backend.evaluation import measurements
+
+    def show(line: str) -> None:
+        if not (args.json or args.quiet):
+            print(line, file=sys.stderr)
+
+    payload = measurements.measure(SHARED / "videos" / "ground-truth", settings,
+                                   count=args.count, progress=show)
+    if args.write:
+        measurements.write_table(payload["halves"])
+        payload["written"] = str(measurements.precision.TABLE)
+    return payload
+
+
+def print_measurements(payload: dict) -> None:
+    """Right of computed, per kind and condition: the tuning half beside the reporting half."""
+    halves = payload["halves"]
+    cells = sorted({(op, cond) for half in halves.values() for op, conds in half.items()
+                    for cond in conds})
+    print(f"{payload['questions']} questions; a kind is high where the tuning half is right "
+          f">= 90 % of at least 5")
+    print(f"{'measurement':<16}{'conditions':<16}{'tune':>16}{'report':>16}")
+    for op, cond in cells:
+        shown = []
+        for half in ("tune", "report"):
+            cell = halves.get(half, {}).get(op, {}).get(cond)
+            shown.append(f"{cell['right']}/{cell['of']} {cell['right'] / cell['of']:.0%}"
+                         if cell else "-")
+        print(f"{op:<16}{cond or '(no people)':<16}{shown[0]:>16}{shown[1]:>16}")
+    if "written" in payload:
+        print(f"tuning half written to {payload['written']}")
+
+
+def bench_retrieval(args, settings) -> dict:
+    from backend.memory.vectors import retrieval_bench
+
+    return retrieval_bench(n=args.rows, queries=args.queries)
+
+
+def print_retrieval_bench(payload: dict) -> None:
+    print(f"{payload['rows']} rows, dim {payload['dim']}, k {payload['k']}, cosine, "
+          f"{payload['queries']} queries ({payload['cpus']} cores, load {payload['load_average']})")
+    print(f"{'rows':>8} {'no index p50/p95':>18} {'index p50/p95':>16} {'numpy p50/p95':>16} "
+          f"{'build s':>8} {'recall@5':>8}  index")
+    for row in [*payload["sizes"], payload]:
+        cells = [f"{row[m]['p50_ms']:.1f}/{row[m]['p95_ms']:.1f} ms"
+                 for m in ("lancedb_no_index", "lancedb_index", "numpy")]
+        print(f"{row['rows']:>8} {cells[0]:>18} {cells[1]:>16} {cells[2]:>16} "
+              f"{row['build_s']:>8.1f} {row['recall_at_5']:>8.3f}  {row['index']} "
+              f"nprobes {row['nprobes']} refine {row['refine_factor']}")
+    print(f"index pays off (p50 at most half the unindexed) from "
+          f"{payload['index_pays_off_from_rows']} rows")
+
+
+def _print_ingest_comparison(payload: dict) -> None:
+    """One line per run of each value, stage seconds of the frame pass included."""
+    print(f"{payload['video']}, {payload['setting']} varied, {payload['rounds']} round(s); "
+          f"{payload['machine']['cpus']} cores, load {payload['machine']['load_average']}")
+    print(f"{'value':>12} {'total s':>8} {'realtime':>9} {'CPU s':>7} {'frames s':>9} "
+          f"{'track s':>8} {'motion s':>9} {'ocr s':>6} {'RSS MB':>7}")
+    for value, run in payload["runs"].items():
+        for f in run["each"]:
+            st = f["stage_seconds"]
+            print(f"{value:>12} {f['total_s']:>8.1f} {f['realtime_factor']:>8.2f}x {f['cpu_s']:>7.1f} "
+                  f"{st.get('frames', 0):>9.1f} {st.get('frames.track', 0):>8.1f} "
+                  f"{st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
+                  f"{f['peak_rss_mb']:>7.0f}")
+
+
+def print_memory_bench(payload: dict) -> None:
+    """One line per memory configuration: the whole run, then its second half."""
+    print(f"{payload['answers']} questions per configuration"
+          + (f", from {payload['questions']}" if payload.get("questions") else "")
+          + (f"; answers in {payload['jsonl']}" if payload.get("jsonl") else ""))
+    print("per answer; calls and tokens include learning's; whole run | second half")
+    print(f"{'config':11} {'accuracy':>15} {'external':>15} {'calls':>11} {'prompt tokens':>15} "
+          f"{'seconds':>13} {'replays':>8} {'fact | plan decided':>20} {'wrong facts':>12} "
+          f"{'calls vs off':>13}")
+    for name, c in payload["configs"].items():
+        w, h = c["whole"], c["second_half"]
+        pct = lambda x: "-" if x is None else f"{100 * x:.0f}%"  # noqa: E731
+        ratio = "-" if c["calls_vs_off_second_half"] is None else f"{c['calls_vs_off_second_half']}x"
+        print(f"{name:11} {pct(w['accuracy']) + ' | ' + pct(h['accuracy']):>15} "
+              f"{pct(w['external_accuracy']) + ' | ' + pct(h['external_accuracy']):>15} "
+              f"{w['llm_calls']:>5} | {h['llm_calls']:<3} "
+              f"{w['prompt_tokens']:>7.0f} | {h['prompt_tokens']:<5.0f} "
+              f"{w['seconds']:>5.1f} | {h['seconds']:<5.1f} {c['replayed_per_answer']:>8} "
+              f"{str(c['fact_decided']) + ' | ' + str(c.get('plan_decided', 0)):>20} "
+              f"{c['wrong_facts']:>12} {ratio:>13}")
+    if payload.get("chart"):
+        chart = payload["chart"]
+        print(f"chart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else ""))
+
+
+def print_agent_bench(payload: dict) -> None:
+    """Per question, then overall, each agent in its own column(s), side by side."""
+    agents = payload["agents"]
+    runs = payload["runs"]
+    print("question".ljust(58) + "".join(f"{a + ': ok calls s conf':>34}" for a in agents))
+    for i, first in enumerate(runs[agents[0]]["results"]):
+        line = f"{first['video'][:30]} q{first['qid']} {first['question'][:22]}".ljust(58)
+        for a in agents:
+            r = runs[a]["results"][i]
+            line += f"{'right' if r['correct'] else 'wrong':>12} {r['llm_calls']:>5} {r['seconds']:>7.1f} " \
+                    f"{r['confidence']:>7}"
+        print(line)
+    rows = [("accuracy", lambda s: f"{s['correct']}/{s['questions']} ({s['accuracy']:.0%})"),
+            ("seconds to answer p50 / p95", lambda s: f"{s['seconds_p50']} / {s['seconds_p95']}"),
+            ("LLM calls p50 (mean)", lambda s: f"{s['llm_calls_p50']} ({s['llm_calls_mean']})"),
+            ("prompt / completion tokens", lambda s: f"{s['prompt_tokens_mean']:.0f} / "
+                                                     f"{s['completion_tokens_mean']:.0f}"),
+            ("learning seconds (after the answer)", lambda s: f"{s['learning_seconds_mean']}"),
+            ("format failures", lambda s: f"{s['format_failures']}"),
+            ("confidence", lambda s: ", ".join(f"{k} {v}" for k, v in s["confidence"].items())),
+            ("right per confidence", lambda s: ", ".join(f"{k} {v}" for k, v in
+                                                         s["accuracy_by_confidence"].items()))]
+    print()
+    print("overall".ljust(38) + "".join(f"{a:>30}" for a in agents))
+    for label, shown in rows:
+        print(label.ljust(38) + "".join(f"{shown(runs[a]['summary']):>30}" for a in agents))
+
+
+_TRACKING_ROWS = [
+    ("MOTA", "mota"), ("IDF1", "idf1"), ("ID switches", "id_switches"),
+    ("precision / recall", lambda r: f"{r['precision']} / {r['recall']}"),
+    ("mean IoU of matches", "mean_iou"), ("count MAE per frame", "count_mae"),
+    ("count bias (- = missed)", "count_bias"), ("frames within +-1", "within_one"),
+    ("most at once (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
+    ("tracks / identities", lambda r: f"{r['tracks']} / {r['identities']} = "
+                                      f"{r['tracks_per_identity']}"),
+    ("direction right", "direction_right"),
+    ("tracking s per video s", "track_s_per_video_s"), ("frames scored", "frames_scored"),
+]
+
+
+_TRACKING_LINE = [
+    ("count MAE", "count_mae"), ("within +-1", "within_one"), ("bias", "count_bias"),
+    ("most (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
+    ("IDF1", "idf1"), ("MOTA", "mota"), ("recall", "recall"), ("precision", "precision"),
+    ("direction", "direction_right"), ("track s/s", "track_s_per_video_s"),
+]
+
+
+def print_tracking_bench(payload: dict) -> None:
+    """One column per sequence and compared setting, side by side; one line each when there
+    are more runs than fit across."""
+    runs = payload["runs"]
+    if len(runs) > 4:
+        name_width = max(len(f"{r['sequence']}  {r['variant']}") for r in runs) + 2
+        print("".ljust(name_width) + "".join(f"{label:>12}" for label, _ in _TRACKING_LINE))
+        for r in runs:
+            cells = [key(r) if callable(key) else r[key] for _, key in _TRACKING_LINE]
+            print(f"{r['sequence']}  {r['variant']}".ljust(name_width)
+                  + "".join(f"{str(c):>12}" for c in cells))
+        return
+    width = max(24, *(len(r["variant"]) + 2 for r in runs))
+    print("".ljust(26) + "".join(f"{r['sequence']:>{width}}" for r in runs))
+    print("".ljust(26) + "".join(f"{r['variant']:>{width}}" for r in runs))
+    for label, key in _TRACKING_ROWS:
+        shown = key if callable(key) else operator.itemgetter(key)
+        print(label.ljust(26) + "".join(f"{str(shown(r)):>{width}}" for r in runs))
