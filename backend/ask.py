@@ -79,8 +79,10 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     vector = embedder.embed([standalone])[0]
     config = planner_config(settings, n_solutions)
     given, recalled = None, None
+    # One reader of the video's tables for the whole question: its facts (duration, categories,
+    # conditions) are read once, by memory, routing and coverage alike.
+    tables = ctx.tables()
     if memory.enabled:
-        tables = ctx.tables()
         duration = tables.duration
         asked = reuse.asked_of(standalone, duration)
         trace.asked = asked.to_json()
@@ -96,7 +98,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
     if given is None and config.grounded:
-        given = routing.first_step(standalone, ctx.tables())
+        given = routing.first_step(standalone, tables)
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
@@ -109,7 +111,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
                 if n.action and n.action != "Answer"]
     confidence = result.confidence
     if options and result.option is not None:
-        confidence = coverage.flag_unseen(confidence, options[result.option], ctx.tables())
+        confidence = coverage.flag_unseen(confidence, options[result.option], tables)
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,
                     answered=result.answered, times=result.times,
