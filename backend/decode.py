@@ -115,14 +115,21 @@ def probe(path: Path) -> VideoMeta:
                      height=int(height), has_audio=has_audio, codec=codec)
 
 
+def sample_step(meta: VideoMeta, fps: float) -> int:
+    """Frames between samples at about `fps`: a whole number, so samples are evenly spaced in
+    time (a tracker's motion model assumes it; 12.5 fps at 2.5 frames a step alternated 0.16 s
+    and 0.24 s), and never faster than the video itself."""
+    return max(1, round(meta.fps / fps)) if fps > 0 else max(1, meta.frames)
+
+
+def sampled_fps(meta: VideoMeta, fps: float) -> float:
+    """The rate `sample_indices` really samples at."""
+    return meta.fps / sample_step(meta, fps)
+
+
 def sample_indices(meta: VideoMeta, fps: float) -> list[int]:
-    """Frame indices at `fps` (never faster than the video itself), starting at frame 0."""
-    step = max(meta.fps / fps, 1.0) if fps > 0 else meta.frames
-    indices, position = [], 0.0
-    while round(position) < meta.frames:
-        indices.append(int(round(position)))
-        position += step
-    return sorted(set(indices))
+    """Frame indices at about `fps`, evenly spaced (`sample_step`), starting at frame 0."""
+    return list(range(0, meta.frames, sample_step(meta, fps)))
 
 
 def iter_frames(path: Path, meta: VideoMeta, indices: list[int]) -> Iterator[tuple[int, float, np.ndarray]]:

@@ -152,7 +152,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             with stage("speech"):
                 speech = _transcribe(source, meta, settings, models)
             with stage("tracks"):
-                mapping = clean_tracks(evidence.frames, settings.track_fps, settings.min_track_seconds)
+                mapping = clean_tracks(evidence.frames, decode.sampled_fps(meta, settings.track_fps),
+                                       settings.min_track_seconds)
                 frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds,
                                    (meta.width, meta.height))
                 colours = _merge_colours(evidence.colours, mapping)

@@ -109,3 +109,17 @@ def test_people_a_third_of_their_size_are_still_counted(campus, tmp_path, librar
     sized, fixed = runs
     assert sized["count_mae"] <= 0.8 and sized["within_one"] >= 0.85, sized
     assert fixed["count_mae"] > 2 * sized["count_mae"], fixed
+
+
+def test_frames_are_sampled_evenly_in_time_at_any_frame_rate(campus, tmp_path):
+    from backend import decode
+
+    made = footage.variant_of(campus, footage.BY_NAME["half-fps"], tmp_path)
+    meta = decode.probe(made.video)
+    assert meta.fps == pytest.approx(12.5)
+    indices = decode.sample_indices(meta, 5.0)
+    # 12.5 fps at 5 a second was 2.5 frames a step: samples 0.16 s and 0.24 s apart in turn,
+    # which a tracker's constant-velocity motion model reads as changes of speed.
+    assert len({b - a for a, b in zip(indices, indices[1:])}) == 1
+    assert decode.sampled_fps(meta, 5.0) == pytest.approx(meta.fps / (indices[1] - indices[0]))
+    assert 4 <= decode.sampled_fps(meta, 5.0) <= 6.25
