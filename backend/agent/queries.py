@@ -12,26 +12,25 @@ distinct count, first/last appearance, movement, appearance, speech, on-screen t
 and the picture itself (shots, camera motion, brightness, colours).
 A question about something ingest could not observe (a category the detector does not know, a
 video without an audio track) gets an observation that says so and names the setting that
-would change it.
+would change it. What an operation reads and returns (the tables, its target, its result) is in
+`video_tables`; the operations on the picture itself are in `scene_queries`.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections import Counter
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Literal
+from collections import Counter
 
 from pydantic import BaseModel, Field
 
 from backend import describe
-from backend.agent import precision
+from backend.agent import precision, typed_values
+from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
+from backend.agent.video_tables import (Result, Target, VideoTables, parse_target,
+                                        plural)
 from backend.errors import QueryError
-from backend.scenes import colour_names
-from backend.sql_runner import QueryResult, run_query
 from models.motion import CATEGORY as MOVING
 
 OPERATIONS: dict[str, str] = {
@@ -51,11 +50,6 @@ OPERATIONS: dict[str, str] = {
 }
 Operation = Literal[tuple(OPERATIONS)]  # type: ignore[valid-type]
 
-# computed: a value code computed answers the input; read: the model must read the rows;
-# proxy: about something else that may be what was asked (moving objects for cars); none:
-# nothing matched; unobserved: ingest could not have seen it.
-Support = Literal["computed", "read", "proxy", "none", "unobserved"]
-
 
 class TypedQuery(BaseModel):
     operation: Operation
@@ -66,70 +60,9 @@ class TypedQuery(BaseModel):
     words: str = Field(max_length=60, description="words to find in speech or on-screen text, or ''")
 
 
-@dataclass
-class Result:
-    """What an operation found: a plain statement, the computed value when there is one
-    (a count, a time, an id, a quoted span), and how well it is supported."""
-
-    text: str
-    value: str = ""
-    support: Support = "computed"
-    sql: str = ""
-    rows: list[dict] | None = None
-    times: list[float] | None = None
-    instance_ids: list[int] | None = None
-    span: Span | None = None     # the time the query was resolved to, kept so memory can tell times apart
-    conditions: str = ""         # a measurement's conditions (people's size, crowding): precision.py
-
-
-# Words for people that a person detector's single class covers.
-_PERSON_WORDS = {"person", "people", "persons", "man", "men", "woman", "women", "child",
-                 "children", "kid", "kids", "boy", "boys", "girl", "girls", "pedestrian",
-                 "pedestrians", "human", "humans", "someone", "somebody", "anyone", "anybody",
-                 "player", "players", "worker", "workers", "speaker", "individual", "individuals"}
-_ANY_WORDS = {"", "object", "objects", "thing", "things", "anything", "something", "all", "any",
-              "everything", "everyone", "item", "items", "instance", "instances", "it", "they"}
-_ARTICLES = re.compile(r"^(?:the|a|an|any|all|each|every|some|first|last|different)\s+")
-_INSTANCE = re.compile(r"(?:#|\b(?:id|instance|object|person|track|number|no\.?)\s*#?\s*)(\d+)\b", re.I)
 _PEOPLE_SEEN_NEAR = 0.6   # seconds: a detection this close to the asked time counts as "at" it
 SPEECH_WINDOW = 1.5       # seconds either side of an asked time whose words are quoted
 
-
-@dataclass(frozen=True)
-class Target:
-    instance: int | None
-    category: str | None     # None: any category
-    label: str               # as said, for sentences: 'person', 'car', '#3', 'object'
-
-
-def parse_target(text: str) -> Target:
-    """'#3' / 'person 3' -> instance 3; 'the people' -> person; 'cars' -> car; '' -> anything."""
-    said = " ".join(text.lower().split())
-    match = _INSTANCE.search(said) or re.fullmatch(r"(\d+)", said)
-    if match:
-        return Target(int(match.group(1)), None, f"#{match.group(1)}")
-    while (stripped := _ARTICLES.sub("", said)) != said:
-        said = stripped
-    noun = said.split()[-1] if said.split() else ""
-    if noun in _ANY_WORDS:
-        return Target(None, None, "object")
-    if noun in _PERSON_WORDS:
-        return Target(None, "person", "person")
-    return Target(None, _singular(noun), _singular(noun))
-
-
-def _singular(noun: str) -> str:
-    for ending, replacement in (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"),
-                                ("xes", "x"), ("ses", "s")):
-        if noun.endswith(ending) and len(noun) > len(ending) + 1:
-            return noun[: -len(ending)] + replacement
-    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3 else noun
-
-
-def plural(n: int, noun: str) -> str:
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {'people' if noun == 'person' else noun if noun.endswith('s') else noun + 's'}"
 
 
 def _ids(ids: list[int]) -> str:
@@ -139,81 +72,6 @@ def _ids(ids: list[int]) -> str:
 def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
-
-class VideoTables:
-    """The video's tables, read through the read-only runner, and what ingest could observe."""
-
-    def __init__(self, db_path, timeout_s: float = 2.0, max_rows: int = 200):
-        self.db_path, self.timeout_s, self.max_rows = db_path, timeout_s, max_rows
-
-    def query(self, sql: str) -> QueryResult:
-        return run_query(self.db_path, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
-
-    def rows(self, sql: str) -> list[dict]:
-        return self.query(sql).as_dicts()
-
-    @cached_property
-    def video(self) -> dict:
-        row = self.rows("SELECT duration, width, height, has_audio, models FROM video")[0]
-        row["models"] = json.loads(row["models"] or "{}")
-        return row
-
-    @property
-    def duration(self) -> float:
-        return float(self.video["duration"] or 0.0)
-
-    @cached_property
-    def conditions(self) -> str:
-        return precision.conditions(self)
-
-    @cached_property
-    def categories(self) -> list[str]:
-        """The categories the detector could report (written at ingest; older libraries: the
-        person detector's, plus whatever the tables hold)."""
-        known = self.video["models"].get("categories")
-        if known:
-            return sorted(known)
-        seen = [r["category"] for r in self.rows("SELECT DISTINCT category FROM instances")]
-        return sorted({"person", *seen})
-
-    @property
-    def detector(self) -> str:
-        return self.video["models"].get("tracker", "the detector")
-
-    def unseen_category(self, target: Target) -> str | None:
-        """Why the detector could never have reported this category, or None if it could."""
-        if target.category is None or target.category in self.categories:
-            return None
-        return (f"Ingest cannot see any {target.label}: its detector ({self.detector}) "
-                f"knows only {', '.join(self.categories)}, so no {target.label} is recorded in the "
-                f"tables. Set MEMORYREEL_DETECTOR to ultralytics weights that include "
-                f"{target.label} (e.g. yolo11n.pt, 80 COCO classes) and ingest the video again.")
-
-    def no_speech(self) -> str | None:
-        if not self.video["has_audio"]:
-            return "The video has no audio track, so nothing said in it can be known."
-        if not self.video["models"].get("speech"):
-            return ("Speech recognition was off when this video was ingested; set "
-                    "MEMORYREEL_ASR=1 and ingest it again.")
-        return None
-
-    def no_scenes(self) -> str | None:
-        if not self.video["models"].get("scenes"):
-            return ("Shots, camera motion and colours were not measured when this video was "
-                    "ingested (an older version); delete it and ingest it again.")
-        return None
-
-    def no_ocr(self) -> str | None:
-        if not self.video["models"].get("ocr"):
-            return ("On-screen text was not read when this video was ingested; set "
-                    "MEMORYREEL_OCR=1 and ingest it again.")
-        return None
-
-    def position(self, row: dict) -> str:
-        """A pixel box's place on screen in words, as the timeline says it."""
-        return describe.where(describe.TrackPoint(
-            t=0.0, cx=(row["x1"] + row["x2"]) / 2 / max(1, self.video["width"]),
-            cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
 
 
 def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
@@ -237,7 +95,9 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)
-    operation = _OPERATIONS[query.operation]
+    operation = (_appearance_edge(*asked_edge(question, query.operation))
+                 if query.operation in ("first_appearance", "last_appearance")
+                 else _OPERATIONS[query.operation])
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
@@ -270,7 +130,6 @@ def _through_moving_objects(operation, tables: VideoTables, target: Target, stan
     if result.support in ("computed", "read"):
         result.support = "proxy"
     return result
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|would)\b")
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 _AT_ONCE = re.compile(r"\b(?:ever|at once|at the same time|together|simultaneously)\b")
@@ -282,7 +141,7 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
     with at_once; 'more than 3' -> ('>', 3). None for a question that is not yes/no about a
     count."""
     said = " ".join(question.lower().split())
-    if not _YES_NO.match(said):
+    if not YES_NO.match(said):
         return None
     if span:  # "at 12 seconds" is a time, not a count
         said = said.replace(span.phrase, " ")
@@ -435,25 +294,63 @@ def count_distinct(tables: VideoTables, target: Target, span: Span | None, words
                   times=[r["first_seen"] for r in rows], instance_ids=ids)
 
 
-def _appearance_edge(first: bool):
-    column, order = ("first_seen", "ASC") if first else ("last_seen", "DESC")
+# What an appearance question asks: an arrival (first seen) or an exit (last seen), and the
+# first or the last such moment among the kind's objects ("the last person to arrive").
+_LEAVING = re.compile(r"\b(?:leav(?:e|es|ing)|exit(?:s|ed|ing)?|disappear(?:s|ed|ing)?|(?:go|goes|"
+                      r"walk|walks|step|steps|move|moves)\s+out|out of (?:sight|view|the (?:picture|"
+                      r"frame|view)))\b")
+_ARRIVING = re.compile(r"\b(?:appear(?:s|ed|ing)?|arriv(?:e|es|ed|ing)|enter(?:s|ed|ing)?|comes?\s+"
+                       r"in(?:to)?|shows?\s+up|seen for the first time)\b")
+_ORDINAL = re.compile(r"\b(first|earliest|last|final|latest)\b")
+
+
+def asked_edge(question: str, operation: str) -> tuple[str, str]:
+    """('arrival' or 'exit', 'first' or 'last') as the question words it; the operation's own
+    meaning (first appearance: the first arrival; last appearance: the last exit) where the
+    question does not say. The first ordinal word counts: "the last person to arrive first
+    appears" asks for the last arrival."""
+    said = question.lower()
+    default_first = operation == "first_appearance"
+    event = ("exit" if _LEAVING.search(said) else "arrival" if _ARRIVING.search(said)
+             else "arrival" if default_first else "exit")
+    ordinal = _ORDINAL.search(said)
+    if ordinal is None:
+        return event, "first" if default_first else "last"
+    return event, "first" if ordinal.group(1) in ("first", "earliest") else "last"
+
+
+def _appearance_edge(event: str, ordinal: str):
+    column = "first_seen" if event == "arrival" else "last_seen"
+    order = "ASC" if ordinal == "first" else "DESC"
 
     def edge(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
         if unseen := _unseen(tables, target):
             return unseen
-        # "the first person after 10 s": one still in view then or appearing later.
-        after = f" AND i.last_seen >= {span.start}" if span and first else ""
+        where = ""
+        if span and (event, ordinal) == ("arrival", "first"):
+            # "the first person after 10 s": one still in view then or appearing later.
+            where = f" AND i.last_seen >= {span.start}"
+        if (event, ordinal) == ("exit", "first"):
+            # Leaving is being gone before the video ends, not being in view at its last frame.
+            where = " AND i.last_seen < (SELECT MAX(t) FROM detections)"
         sql, rows = _instance_rows(tables, target, "i.id, i.category, i.first_seen, i.last_seen, "
-                                   "i.appearance", f"i.{column} {order} LIMIT 1", where=after)
+                                   "i.appearance", f"i.{column} {order} LIMIT 1", where=where)
+        if not rows and event == "exit" and ordinal == "first":
+            return Result(f"No {target.label} leaves the view before the video ends.",
+                          value="never", sql=sql, rows=[])
         if not rows:
             return _none_appears(target, sql)
         r = rows[0]
         t = r[column]
         who = f"#{r['id']} ({r['appearance']})"
-        text = (f"{who} first appears at {t:.1f} s (seen until {r['last_seen']:.1f} s)." if first
+        text = (f"{who} first appears at {t:.1f} s (seen until {r['last_seen']:.1f} s)."
+                if event == "arrival"
                 else f"{who} is last seen at {t:.1f} s (first seen at {r['first_seen']:.1f} s).")
         if target.instance is None:
-            text = f"The {'first' if first else 'last'} {target.label}: " + text
+            which = {("arrival", "first"): "first", ("exit", "last"): "last",
+                     ("arrival", "last"): "last", ("exit", "first"): "first"}[(event, ordinal)]
+            to = {("arrival", "last"): " to arrive", ("exit", "first"): " to leave"}
+            text = f"The {which} {target.label}{to.get((event, ordinal), '')}: " + text
         return Result(text, value=f"{t:.1f} s", sql=sql, rows=rows, times=[t],
                       instance_ids=[r["id"]])
 
@@ -622,7 +519,9 @@ def screen_text(tables: VideoTables, target: Target, span: Span | None, words: s
         value = top_region
     else:
         value = ""
-    return Result(f"On-screen text{more}: {shown}. Where on screen: {place}.", value=value, sql=sql,
+    typed = typed_values.described([(r["text"], r["t"]) for r in rows])
+    return Result(f"On-screen text{more}: {shown}. Where on screen: {place}."
+                  + (f" {typed}" if typed else ""), value=value, sql=sql,
                   rows=rows, times=sorted({r["t"] for r in rows})[:10],
                   support="computed" if value else "read")
 
@@ -641,164 +540,9 @@ def timeline(tables: VideoTables, target: Target, span: Span | None, words: str)
     return Result(listed, sql=sql, rows=rows, times=[r["t_start"] for r in rows], support="read")
 
 
-_COLOUR_WORDS = "black|white|grey|gray|red|orange|brown|yellow|olive|green|teal|blue|navy|purple|pink"
-_VALUE_WORDS = {"colour": set(_COLOUR_WORDS.split("|")), "brightness": {"dark", "dim", "bright", "light"}}
-_SAME_AS = {"bright": {"light"}}
-_STILL_WORDS = re.compile(r"\b(?:static|still|fixed|steady|stationary|calm|quiet)\b")
-_MOVE_WORDS = re.compile(r"\b(?:mov(?:e|es|ed|ing)|pan\w*|tilt\w*|zoom\w*|turn\w*|shak\w*)\b")
-_CAMERA_WORDS = {"static": "static camera",
-                 "unknown": "camera motion unknown (too little texture to tell)"}
-# Sides of the picture a question can ask about, each with the words that name it; the first
-# named one wins ("is the camera moving" is about the camera, not about movement).
-_ASPECTS = (
-    ("cut", r"cuts?|shots?|scene changes?|changes? of scene|transitions?|edits?|edited"),
-    ("camera", r"camera|pans?|panning|panned|tilts?|tilting|zoom(?:s|ing|ed)?"),
-    ("colour", r"colou?rs?|colou?red|hues?|" + _COLOUR_WORDS),
-    ("brightness", r"bright|brightness|dark|darker|dim|lit|lighting|light"),
-    ("motion", r"moving|moves?|movement|motion|still|busy|calm|activity"),
-)
-_SCENE_COLUMNS = "id, t_start, t_end, shot_id, cut_at, camera, motion, moving_share, brightness, luma, colours"
-_CUT_NEAR = 1.0  # seconds: a cut this close to an asked moment is "at" it
-
-
-def _aspect(text: str) -> str:
-    said = text.lower()
-    return next((name for name, pattern in _ASPECTS if re.search(rf"\b(?:{pattern})\b", said)), "")
-
-
-def scene(tables: VideoTables, span: Span | None, question: str, words: str) -> Result:
-    """The picture at a time, over an interval or in the whole video, from the shots and scenes
-    tables. The value is the side the question asks about (a cut's time, the camera's motion,
-    colours, brightness, motion level), or yes/no for a yes/no question about it."""
-    if reason := tables.no_scenes():
-        return Result(reason, support="unobserved")
-    aspect = _aspect(f"{words} {question}")
-    facts = (_scene_at(tables, span.start) if span and span.is_moment
-             else _scenes_over(tables, span, question))
-    result = facts.pop(aspect or "all")
-    if aspect and _YES_NO.match(" ".join(question.lower().split())):
-        _scene_yes_no(result, aspect, question)
-    return result
-
-
-def _scene_at(tables: VideoTables, t: float) -> dict[str, Result]:
-    sql = f"SELECT {_SCENE_COLUMNS} FROM scenes WHERE t_start <= {t} ORDER BY t_start DESC LIMIT 1"
-    rows = tables.rows(sql)
-    if not rows:
-        return dict.fromkeys(("all", *dict(_ASPECTS)), Result("No scene covers that time.", sql=sql,
-                                                               support="none"))
-    r = rows[0]
-    shots = tables.rows("SELECT id, t_start, t_end FROM shots ORDER BY id")
-    shot = next(s for s in shots if s["id"] == r["shot_id"])
-    near = [s["t_start"] for s in shots[1:] if abs(s["t_start"] - t) <= _CUT_NEAR]
-    cut = (f"a cut at {near[0]:.1f} s" if near else f"no cut within {_CUT_NEAR:.0f} s")
-    camera = _CAMERA_WORDS.get(r["camera"], f"the camera {_verb(r['camera'])}")
-    motion = f"{r['motion']} motion ({r['moving_share']:.0%} of the picture moves apart from the camera)"
-    light = f"{r['brightness']} (mean grey level {r['luma']:.0f} of 255)"
-    text = (f"At {t:.1f} s (step {r['t_start']:.1f}-{r['t_end']:.1f} s, shot {shot['id']} of "
-            f"{len(shots)}: {shot['t_start']:.1f}-{shot['t_end']:.1f} s): {cut}; {camera}; "
-            f"{motion}; {light}; colours: {r['colours'] or 'none measured'}.")
-
-    def said(value: str, support: Support = "computed") -> Result:
-        return Result(text, value=value, sql=sql, rows=rows, times=[t], support=support)
-    return {"all": said("", "read"), "cut": said(f"{near[0]:.1f} s" if near else "none"),
-            "camera": said(r["camera"], "none" if r["camera"] == "unknown" else "computed"),
-            "colour": said(", ".join(colour_names(r["colours"] or ""))),
-            "brightness": said(r["brightness"]), "motion": said(r["motion"])}
-
-
-def _scenes_over(tables: VideoTables, span: Span | None, question: str) -> dict[str, Result]:
-    within = f" WHERE t_end > {span.start} AND t_start < {span.end}" if span else ""
-    where = f"between {span.start:.1f} and {span.end:.1f} s" if span else "in the video"
-    shots_sql = (f"SELECT id, t_start, t_end FROM shots{within} ORDER BY id")
-    shots = tables.rows(shots_sql)
-    cuts = [s["t_start"] for s in shots if s["id"] > 1 and (span is None or s["t_start"] > span.start)]
-    listed = ", ".join(f"{c:.1f} s" for c in cuts[:12]) + (" ..." if len(cuts) > 12 else "")
-    cut_text = ((f"{plural(len(cuts), 'cut')} {where}, at {listed}" if cuts else f"No cut {where}")
-                + f" ({plural(len(shots), 'shot')}).")
-    value = listed or "none"
-    if re.search(r"\bhow many\b", question.lower()):
-        value = str(len(shots) if re.search(r"\bshots?\b", question.lower()) else len(cuts))
-    parts = {"cut": Result(cut_text, value=value, sql=shots_sql, rows=shots,
-                           times=cuts[:12] or [span.start if span else 0.0])}
-    for aspect, column in (("camera", "camera"), ("motion", "motion"), ("brightness", "brightness")):
-        parts[aspect] = _share_of_time(tables, column, within, where)
-    parts["colour"] = _colours_over(tables, within, where)
-    parts["all"] = Result(" ".join(p.text for p in parts.values()), sql=shots_sql, rows=shots,
-                          times=parts["cut"].times, support="read")
-    return parts
-
-
-def _share_of_time(tables: VideoTables, column: str, within: str, where: str) -> Result:
-    """How long each value of a scenes column lasts, longest first; the value is the longest."""
-    sql = (f"SELECT {column} AS label, SUM(t_end - t_start) AS seconds, MIN(t_start) AS first_t, "
-           f"MAX(t_end) AS last_t FROM scenes{within} GROUP BY {column} ORDER BY seconds DESC")
-    rows = tables.rows(sql)
-    if not rows:
-        return Result(f"No scene was measured {where}.", value="none", sql=sql, rows=[], support="none")
-    known = [r for r in rows if r["label"] != "unknown"]
-    name = {"camera": "Camera", "motion": "Motion", "brightness": "Brightness"}[column]
-    listed = "; ".join(f"{r['label']} for {r['seconds']:.1f} s ({r['first_t']:.1f}-{r['last_t']:.1f} s)"
-                       for r in rows)
-    return Result(f"{name} {where}: {listed}.", value=known[0]["label"] if known else "unknown",
-                  sql=sql, rows=rows, times=[r["first_t"] for r in rows],
-                  support="computed" if known else "none")
-
-
-def _colours_over(tables: VideoTables, within: str, where: str) -> Result:
-    # Evenly spread steps, so that a long video is not judged by its first minutes.
-    total = tables.rows(f"SELECT COUNT(*) AS n FROM scenes{within}")[0]["n"]
-    every = max(1, -(-total // tables.max_rows))
-    sql = (f"SELECT t_start, colours FROM scenes{within}{' AND' if within else ' WHERE'} "
-           f"id % {every} = 0 ORDER BY t_start")
-    rows = tables.rows(sql)
-    shares: Counter = Counter()
-    for r in rows:
-        for part in (r["colours"] or "").split(", "):
-            if part:
-                name, percent = part.rsplit(" ", 1)
-                shares[name] += float(percent.rstrip("%")) / len(rows)
-    listed = ", ".join(f"{name} {share:.0f}%" for name, share in shares.most_common(4))
-    return Result(f"Colours filling the picture {where}: {listed or 'none measured'}.",
-                  value=", ".join(name for name, _ in shares.most_common(2)), sql=sql, rows=rows,
-                  times=[rows[0]["t_start"]] if rows else [], support="computed" if rows else "none")
-
-
-def _verb(camera: str) -> str:
-    """'pan left' -> 'pans left'."""
-    move, _, way = camera.partition(" ")
-    return f"{move}s {way}".strip()
-
-
-def _scene_yes_no(result: Result, aspect: str, question: str) -> None:
-    """Yes or no, by code, for a yes/no question about the picture: is there a cut, is the
-    camera moving (or panning, zooming, static), is anything moving, is it dark, is it green."""
-    if result.support != "computed" or not result.value:
-        return
-    said = " ".join(question.lower().replace("gray", "grey").split())
-    value = result.value.lower()
-    if aspect == "cut":
-        holds = value != "none"
-    elif aspect == "camera" and (asked := re.search(r"\b(pan|tilt|zoom)", said)):
-        holds = value.startswith(asked.group(1))
-    elif aspect in ("camera", "motion"):
-        # Over an interval, the camera moves if it moves in any part of it.
-        seen = {r["label"] for r in result.rows or [] if "label" in r} or {value}
-        holds = any(v not in ("static", "still", "unknown") for v in seen)
-        if _STILL_WORDS.search(said) and not _MOVE_WORDS.search(said):
-            holds = not holds  # "is the camera static?"
-    else:  # colour, brightness: the question names the value it expects
-        expected = set(re.findall(r"[a-z]+", said)) & _VALUE_WORDS[aspect]
-        if not expected:
-            return
-        holds = bool(expected & (set(re.findall(r"[a-z]+", value)) | _SAME_AS.get(value, set())))
-    result.value = "yes" if holds else "no"
-    result.text += f" So, to the question: {result.value}."
-
-
+# first_appearance and last_appearance are read from the question's words (`asked_edge`).
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
-    "first_appearance": _appearance_edge(first=True), "last_appearance": _appearance_edge(first=False),
     "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
     "timeline": timeline,
 }

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field, create_model
 
 from backend import episodic
-from backend.agent import prompts, queries
+from backend.agent import prompts, queries, video_tables
 from backend.errors import QueryError
 from backend.memory_records import MemoryEntry
 from backend.sql_runner import run_query
@@ -48,7 +48,7 @@ class Observation:
     rows: list[dict] = field(default_factory=list)
     sql: str = ""
     value: str = ""                        # the computed answer to the tool's input, if any
-    support: queries.Support = "read"      # computed by code, read by a model, nothing, unobservable
+    support: video_tables.Support = "read"      # computed by code, read by a model, nothing, unobservable
     # The typed query that code ran (its fields and resolved span), so memory can run it again.
     query: dict = field(default_factory=dict)
 
@@ -67,8 +67,8 @@ class ToolContext:
     sql_max_rows: int = 200
     typed_queries: bool = True   # False: sub-agents write SQL from scratch (the old agent)
 
-    def tables(self) -> queries.VideoTables:
-        return queries.VideoTables(self.db_path, self.sql_timeout_s, self.sql_max_rows)
+    def tables(self) -> video_tables.VideoTables:
+        return video_tables.VideoTables(self.db_path, self.sql_timeout_s, self.sql_max_rows)
 
     def complete(self, messages: list[dict], response_model: type[BaseModel] | None = None,
                  max_tokens: int = 200) -> Reply:
@@ -85,7 +85,7 @@ class ToolContext:
         return reply
 
 
-def observed(result: queries.Result, query: queries.TypedQuery | None = None) -> Observation:
+def observed(result: video_tables.Result, query: queries.TypedQuery | None = None) -> Observation:
     """A typed query's result as an observation; `query` when it is the query that ran."""
     span = result.span
     ran = {**query.model_dump(), "span": [span.start, span.end] if span else None,

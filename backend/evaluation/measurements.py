@@ -21,7 +21,8 @@ from typing import Callable
 
 from backend.agent import precision
 from backend.agent.planner import option_for_value
-from backend.agent.queries import TypedQuery, VideoTables, run
+from backend.agent.queries import TypedQuery, run
+from backend.agent.video_tables import VideoTables
 from backend.config import Settings
 from backend.evaluation import workload
 

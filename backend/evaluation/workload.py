@@ -403,7 +403,7 @@ def samplers_for(videos: Path, settings: Settings, progress: Callable[[str], Non
                  ) -> tuple[dict[str, dict[str, Sampler]], list[dict]]:
     """{video file name: {need: sampler}} for every video in the folder with something to ask,
     and the skipped ones with why."""
-    from backend.agent.queries import VideoTables
+    from backend.agent.video_tables import VideoTables
     from backend.ingest import ingest
     from backend.library import Library
 

@@ -18,7 +18,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from backend.agent import queries
+from backend.agent import queries, video_tables
 from backend.agent.planner import GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import observed, parse_instance_ids
@@ -75,7 +75,7 @@ def fact_asked(fact: MemoryEntry, duration: float) -> Asked:
 
 
 def rerun(step: dict, question: str,
-          tables: queries.VideoTables) -> tuple[queries.Result, queries.TypedQuery] | None:
+          tables: video_tables.VideoTables) -> tuple[video_tables.Result, queries.TypedQuery] | None:
     """A stored typed query (operation, target, words, timed) run on this question, with no
     LLM call; None
     when it does not fit the question: a time where it had none or the reverse, another kind of
@@ -93,10 +93,10 @@ def rerun(step: dict, question: str,
     return None if result.support == "none" else (result, query)
 
 
-def _target_for(target: str, question: str, tables: queries.VideoTables) -> str | None:
+def _target_for(target: str, question: str, tables: video_tables.VideoTables) -> str | None:
     """The stored target, when this question asks about the same kind of object; an instance id
     is replaced by the one this question names."""
-    said = queries.parse_target(target)
+    said = video_tables.parse_target(target)
     ids = parse_instance_ids(question)
     if said.instance is not None:
         return f"#{ids[0]}" if len(ids) == 1 else None
@@ -104,7 +104,7 @@ def _target_for(target: str, question: str, tables: queries.VideoTables) -> str 
         return None
     known = set(tables.categories) | {"person"}
     named = {t.category for w in re.findall(r"[a-z]+", question.lower())
-             if (t := queries.parse_target(w)).category in known}
+             if (t := video_tables.parse_target(w)).category in known}
     return target if named == ({said.category} if said.category else set()) else None
 
 
@@ -134,7 +134,7 @@ class Replayed:
 
 
 def first_step(facts: list[MemoryEntry], plans: list[MemoryEntry], question: str,
-               tables: queries.VideoTables) -> Replayed:
+               tables: video_tables.VideoTables) -> Replayed:
     """Check the replayed facts that a typed query computed (same time: the recall kept only
     those), then try the workflows' typed queries, most similar first. The first that fits is
     run as the first step."""
@@ -159,7 +159,7 @@ def first_step(facts: list[MemoryEntry], plans: list[MemoryEntry], question: str
     return Replayed(given, contradicted)
 
 
-def _given(result: queries.Result, query: queries.TypedQuery, tool: str, question: str,
+def _given(result: video_tables.Result, query: queries.TypedQuery, tool: str, question: str,
            entry: MemoryEntry, what: str) -> GivenStep:
     return GivenStep(tool=tool, tool_input=question,
                      thought=f"replayed the typed query of {what} ({entry.id}) learned from "

@@ -1,0 +1,167 @@
+"""What a typed query reads and returns: the video's tables, what it asks about, its result.
+
+`VideoTables` reads one video's SQLite tables through the read-only runner and says what ingest
+could observe in it (the detector's categories, speech, on-screen text, scenes); `Target` is the
+object or kind a query names; `Result` is what an operation found, with how well it is
+supported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from backend import describe
+from backend.agent import precision
+from backend.agent.timephrases import Span
+from backend.sql_runner import QueryResult, run_query
+
+
+# computed: a value code computed answers the input; read: the model must read the rows;
+# proxy: about something else that may be what was asked (moving objects for cars); none:
+# nothing matched; unobserved: ingest could not have seen it.
+Support = Literal["computed", "read", "proxy", "none", "unobserved"]
+
+
+@dataclass
+class Result:
+    """What an operation found: a plain statement, the computed value when there is one
+    (a count, a time, an id, a quoted span), and how well it is supported."""
+
+    text: str
+    value: str = ""
+    support: Support = "computed"
+    sql: str = ""
+    rows: list[dict] | None = None
+    times: list[float] | None = None
+    instance_ids: list[int] | None = None
+    span: Span | None = None     # the time the query was resolved to, kept so memory can tell times apart
+    conditions: str = ""         # a measurement's conditions (people's size, crowding): precision.py
+
+
+# Words for people that a person detector's single class covers.
+_PERSON_WORDS = {"person", "people", "persons", "man", "men", "woman", "women", "child",
+                 "children", "kid", "kids", "boy", "boys", "girl", "girls", "pedestrian",
+                 "pedestrians", "human", "humans", "someone", "somebody", "anyone", "anybody",
+                 "player", "players", "worker", "workers", "speaker", "individual", "individuals"}
+_ANY_WORDS = {"", "object", "objects", "thing", "things", "anything", "something", "all", "any",
+              "everything", "everyone", "item", "items", "instance", "instances", "it", "they"}
+_ARTICLES = re.compile(r"^(?:the|a|an|any|all|each|every|some|first|last|different)\s+")
+_INSTANCE = re.compile(r"(?:#|\b(?:id|instance|object|person|track|number|no\.?)\s*#?\s*)(\d+)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Target:
+    instance: int | None
+    category: str | None     # None: any category
+    label: str               # as said, for sentences: 'person', 'car', '#3', 'object'
+
+
+def parse_target(text: str) -> Target:
+    """'#3' / 'person 3' -> instance 3; 'the people' -> person; 'cars' -> car; '' -> anything."""
+    said = " ".join(text.lower().split())
+    match = _INSTANCE.search(said) or re.fullmatch(r"(\d+)", said)
+    if match:
+        return Target(int(match.group(1)), None, f"#{match.group(1)}")
+    while (stripped := _ARTICLES.sub("", said)) != said:
+        said = stripped
+    noun = said.split()[-1] if said.split() else ""
+    if noun in _ANY_WORDS:
+        return Target(None, None, "object")
+    if noun in _PERSON_WORDS:
+        return Target(None, "person", "person")
+    return Target(None, _singular(noun), _singular(noun))
+
+
+def _singular(noun: str) -> str:
+    for ending, replacement in (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"),
+                                ("xes", "x"), ("ses", "s")):
+        if noun.endswith(ending) and len(noun) > len(ending) + 1:
+            return noun[: -len(ending)] + replacement
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3 else noun
+
+
+def plural(n: int, noun: str) -> str:
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {'people' if noun == 'person' else noun if noun.endswith('s') else noun + 's'}"
+
+
+
+class VideoTables:
+    """The video's tables, read through the read-only runner, and what ingest could observe."""
+
+    def __init__(self, db_path, timeout_s: float = 2.0, max_rows: int = 200):
+        self.db_path, self.timeout_s, self.max_rows = db_path, timeout_s, max_rows
+
+    def query(self, sql: str) -> QueryResult:
+        return run_query(self.db_path, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
+
+    def rows(self, sql: str) -> list[dict]:
+        return self.query(sql).as_dicts()
+
+    @cached_property
+    def video(self) -> dict:
+        row = self.rows("SELECT duration, width, height, has_audio, models FROM video")[0]
+        row["models"] = json.loads(row["models"] or "{}")
+        return row
+
+    @property
+    def duration(self) -> float:
+        return float(self.video["duration"] or 0.0)
+
+    @cached_property
+    def conditions(self) -> str:
+        return precision.conditions(self)
+
+    @cached_property
+    def categories(self) -> list[str]:
+        """The categories the detector could report (written at ingest; older libraries: the
+        person detector's, plus whatever the tables hold)."""
+        known = self.video["models"].get("categories")
+        if known:
+            return sorted(known)
+        seen = [r["category"] for r in self.rows("SELECT DISTINCT category FROM instances")]
+        return sorted({"person", *seen})
+
+    @property
+    def detector(self) -> str:
+        return self.video["models"].get("tracker", "the detector")
+
+    def unseen_category(self, target: Target) -> str | None:
+        """Why the detector could never have reported this category, or None if it could."""
+        if target.category is None or target.category in self.categories:
+            return None
+        return (f"Ingest cannot see any {target.label}: its detector ({self.detector}) "
+                f"knows only {', '.join(self.categories)}, so no {target.label} is recorded in the "
+                f"tables. Set MEMORYREEL_DETECTOR to ultralytics weights that include "
+                f"{target.label} (e.g. yolo11n.pt, 80 COCO classes) and ingest the video again.")
+
+    def no_speech(self) -> str | None:
+        if not self.video["has_audio"]:
+            return "The video has no audio track, so nothing said in it can be known."
+        if not self.video["models"].get("speech"):
+            return ("Speech recognition was off when this video was ingested; set "
+                    "MEMORYREEL_ASR=1 and ingest it again.")
+        return None
+
+    def no_scenes(self) -> str | None:
+        if not self.video["models"].get("scenes"):
+            return ("Shots, camera motion and colours were not measured when this video was "
+                    "ingested (an older version); delete it and ingest it again.")
+        return None
+
+    def no_ocr(self) -> str | None:
+        if not self.video["models"].get("ocr"):
+            return ("On-screen text was not read when this video was ingested; set "
+                    "MEMORYREEL_OCR=1 and ingest it again.")
+        return None
+
+    def position(self, row: dict) -> str:
+        """A pixel box's place on screen in words, as the timeline says it."""
+        return describe.where(describe.TrackPoint(
+            t=0.0, cx=(row["x1"] + row["x2"]) / 2 / max(1, self.video["width"]),
+            cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
