@@ -210,6 +210,18 @@ def test_a_computed_number_no_option_states_takes_the_nearest_at_low_confidence(
     assert "'4'" in leaf.thought and "'5'" in leaf.thought  # both values are stated
 
 
+def test_a_computed_value_an_option_writes_another_way_is_that_option():
+    shown = FakeTool("Text", [Observation('The overlay reads "2009-03-12".', value="2009-03-12",
+                                          support="computed")])
+    planner, llm = make_planner([step("Text", "the date on screen")], [shown], n_solutions=2)
+    result = planner.solve("what date does the overlay show?",
+                           options=["11 March 2009", "12 March 2009", "12 April 2009"])
+    # Chosen by code (one LLM call: the step), as the same date, not as a nearest guess.
+    assert result.answer == "12 March 2009" and len(llm.prompts) == 1
+    assert result.confidence.basis == "computed"
+    assert "written another way" in result.nodes[result.chosen_leaves[0]].thought
+
+
 def test_read_evidence_does_not_stop_the_search_early():
     what = FakeTool("What", [Observation("a description", support="read"),
                              Observation("another description", support="read")])

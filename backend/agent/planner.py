@@ -40,7 +40,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from backend.agent import precision, prompts
+from backend.agent import meaning, precision, prompts
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
@@ -380,6 +380,11 @@ class Planner:
             thought = f"the computed value '{parent.value}' is option {i}"
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
+            return self._add_answer(q, parent, thought, q.options[i], i, "computed")
+        if q.options and parent.support == "computed" and \
+                (i := meaning.option_meaning(parent.value, q.options)) is not None:
+            thought = (f"the computed value '{parent.value}' is option {i}, '{q.options[i]}': "
+                       f"the same value written another way")
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
         if q.options and parent.support == "computed" and \
                 (i := nearest_option(parent.value, q.options)) is not None:

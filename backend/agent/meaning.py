@@ -1,0 +1,70 @@
+"""Whether an option says what a computed value says, in other words.
+
+Code computes values in its own words (`describe`'s directions and thirds of the picture, ISO
+dates); options say the same in theirs: "to the right", "in the lower left corner", "12 March
+2009". Equality misses these, and the sentence embedder cannot be trusted with them: it rates
+"walks to the right" nearer the leftward phrase than the rightward one, and a corner nearer the
+opposite corner than the same corner in other words (all-MiniLM-L6-v2, measured). So meaning is
+compared on what the words denote: typed values by their canonical key, directions and places
+on screen by the way or the third they name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from backend.agent import typed_values
+
+# A way across or along the picture, in any of the phrasings questions use for it.
+_DIRECTIONS = [
+    ("rightwards", r"\bleft\s*(?:-|to|→|towards?)\s*(?:the\s+)?right\b|\b(?:to|towards?)\s+the"
+                   r"\s+right\b|\brightwards?\b|\bfrom\s+the\s+left\b"),
+    ("leftwards", r"\bright\s*(?:-|to|→|towards?)\s*(?:the\s+)?left\b|\b(?:to|towards?)\s+the"
+                  r"\s+left\b|\bleftwards?\b|\bfrom\s+the\s+right\b"),
+    ("towards", r"\btowards?\s+(?:the\s+)?(?:camera|viewer)\b|\bapproach"),
+    ("away", r"\baway\s+from\s+(?:the\s+)?(?:camera|viewer)\b|\brecede"),
+]
+_VERTICAL = {"top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom",
+             "middle": "middle", "center": "middle", "centre": "middle"}
+_HORIZONTAL = {"left": "left", "right": "right", "middle": "centre", "center": "centre",
+               "centre": "centre"}
+
+
+def direction(text: str) -> str | None:
+    """The one way across or along the picture the text names ('rightwards', 'leftwards',
+    'towards', 'away'), or None."""
+    named = [way for way, pattern in _DIRECTIONS if re.search(pattern, text, re.I)]
+    return named[0] if len(named) == 1 else None
+
+
+def place(text: str) -> tuple[str, str] | None:
+    """(vertical, horizontal) third a short place phrase names ('lower left corner' ->
+    ('bottom', 'left'), 'centre' -> ('middle', 'centre')); None for anything else."""
+    words = re.findall(r"[a-z]+", text.lower())
+    words = [w for w in words if w not in ("the", "in", "at", "on", "of", "corner", "side",
+                                           "part", "screen", "frame", "picture", "hand")]
+    if words in (["centre"], ["center"], ["middle"]):
+        return "middle", "centre"
+    if len(words) != 2 or words[0] not in _VERTICAL or words[1] not in _HORIZONTAL:
+        return None
+    return _VERTICAL[words[0]], _HORIZONTAL[words[1]]
+
+
+def _meanings(text: str) -> set:
+    kinds = {("timecode" if v.kind == "clock time" else v.kind, v.key)
+             for v in typed_values.find(text)}
+    if way := direction(text):
+        kinds.add(("direction", way))
+    if where := place(text):
+        kinds.add(("place", where))
+    return kinds
+
+
+def option_meaning(value: str, options: list[str]) -> int | None:
+    """The one option that says what `value` says in other words; None when none or several
+    do, or the value names nothing this module reads."""
+    wanted = _meanings(value)
+    if not wanted:
+        return None
+    matches = [i for i, option in enumerate(options) if wanted & _meanings(option)]
+    return matches[0] if len(matches) == 1 else None
