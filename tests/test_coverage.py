@@ -93,3 +93,27 @@ def test_a_question_about_what_is_written_reads_on_screen_text(highway):
     read = {r[0] for r in tables.query("SELECT text FROM ocr").rows}
     assert any(text in given.observation.text for text in read)
     assert routing.first_step("how many cars pass", tables) is None
+
+
+@pytest.mark.parametrize("question, operation", [
+    ("how many people are on screen at 2 s", "in_view"),      # people, whatever "on screen" says
+    ("at most, how many pedestrians are visible at once", "most_at_once"),
+    ("how many different people appear in the clip", "count_distinct"),
+    ("when does the first person leave the view", "first_appearance"),
+    ("at what time does the last person to arrive come into view", "first_appearance"),
+    ("how many people are there", None),                      # which count? the model decides
+    ("how many words are on the screen", "screen_text"),
+])
+def test_counts_and_arrivals_are_computed_first_from_the_question_words(ingested, library_settings,
+                                                                         question, operation):
+    from backend.agent import routing
+
+    entry = Library(library_settings.home).get(ingested("mot15_TUD-Campus.mp4").video_id)
+    given = routing.first_step(question, VideoTables(entry.db_path))
+    if operation is None:
+        assert given is None
+        return
+    assert given.observation.query["operation"] == operation
+    if operation != "screen_text":
+        assert given.observation.query["target"] == "person"
+        assert given.observation.support == "computed", given.observation.text

@@ -122,6 +122,41 @@ def test_first_appearance_movement_and_appearance_of_one_person(tud):
     assert missing.support == "none" and "no object #99" in missing.text
 
 
+@pytest.mark.parametrize("question, operation, asked", [
+    ("when does the first person appear", "first_appearance", ("arrival", "first")),
+    ("when is a person seen for the first time", "first_appearance", ("arrival", "first")),
+    ("when does the last person to arrive first appear", "first_appearance", ("arrival", "last")),
+    ("at what time does the final person enter the picture", "last_appearance", ("arrival", "last")),
+    ("when does the first person leave the view", "last_appearance", ("exit", "first")),
+    ("at what moment does the first person go out of sight", "first_appearance", ("exit", "first")),
+    ("when is the last person seen", "last_appearance", ("exit", "last")),
+    ("when does person 2 first appear", "first_appearance", ("arrival", "first")),
+])
+def test_an_appearance_question_says_which_edge_it_asks_for(question, operation, asked):
+    from backend.agent.queries import asked_edge
+    assert asked_edge(question, operation) == asked
+
+
+def test_the_first_to_leave_and_the_last_to_arrive(tud):
+    lives = defaultdict(list)
+    for t, ids in _ground_truth().items():
+        for person in ids:
+            lives[person].append(t)
+    end = max(_ground_truth())
+    # MOT15: the first person out of TUD-Campus's view is last seen at 0.32 s.
+    first_out = min(max(ts) for ts in lives.values() if max(ts) < end)
+    left = run(_query("last_appearance", "people"), "when does the first person leave the view", tud)
+    assert left.support == "computed" and left.text.startswith("The first person to leave:")
+    assert abs(float(left.value.removesuffix(" s")) - first_out) <= 0.25, left.text
+    # The last to arrive: the latest first sighting, not the latest last one (the end).
+    arrived = run(_query("first_appearance", "people"), "when does the last person to arrive "
+                  "first appear", tud)
+    latest = run_query(tud.db_path, "SELECT MAX(first_seen) FROM instances WHERE category = "
+                       "'person'", timeout_s=2, max_rows=1).rows[0][0]
+    assert arrived.value == f"{latest:.1f} s" and arrived.text.startswith("The last person to arrive")
+    assert float(arrived.value.removesuffix(" s")) < end
+
+
 def test_a_category_the_detector_does_not_know_is_unobserved_and_names_the_setting(tud):
     # As in a library ingested with MEMORYREEL_MOTION=0 (or before moving objects existed).
     person_only = VideoTables(tud.db_path)
@@ -152,6 +187,8 @@ def test_speech_and_on_screen_text_are_quoted(ingested, library_settings):
     shown = run(_query("screen_text", words="running time"),
                 "where on the screen is the running time shown", tables)
     assert shown.support == "read" and "bottom right" in shown.text
+    # What the reads are is said too: the clip's time code counts up with the video.
+    assert "a running timecode that rises with the video" in shown.text
 
 
 def test_a_clip_without_audio_has_no_speech_to_report(tud):

@@ -1,7 +1,9 @@
 """Questions reach the evidence they name, by code, before the model reads anything.
 
 A question about what is said must read speech, one about what is written must read on-screen
-text, one about a colour must read the measured colours. Left to a 1.5B planner, such questions
+text, one about a colour must read the measured colours; one about when something arrives or
+leaves, the appearance times; a count at a time, at most at once or of different ones, that
+count. Left to a 1.5B planner, such questions
 were answered from whichever tool it called first (what a speaker says, answered from text on
 screen). Here the question's own words choose the typed query of its first step; the planner
 goes on from that observation as from any other (`GivenStep`).
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 import re
 
-from backend.agent import queries
+from backend import kinds
+from backend.agent import queries, video_tables
 from backend.agent.planner import GivenStep
+from backend.agent.timephrases import resolve
 from backend.agent.tools import observed
 
 # (words in the question, operation, sub-task tool that hosts it), the first match wins: a
@@ -38,31 +42,84 @@ def quoted_words(question: str) -> str:
     return (match.group(1) or match.group(2)).strip() if match else ""
 
 
-def route(question: str) -> tuple[str, str] | None:
-    """(operation, tool) the question's words call for, or None."""
+# When something arrives or leaves: the appearance query, whose edge the words decide
+# (`queries.asked_edge`).
+_WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|how (?:many "
+                   r"seconds|long) (?:in|into|after|before))\b", re.I)
+_EDGE = re.compile(r"\b(?:appear\w*|arriv\w*|enter\w*|leav\w*|exit\w*|disappear\w*|show\w* up|"
+                   r"comes? in(?:to)?|(?:go|goes|walk|walks|step|steps) out|out of (?:sight|view)|"
+                   r"seen for the first time)\b", re.I)
+# A count the question words as one of the three counting queries; a plain "how many" with no
+# time, no "at once" and no "different" is left to the model.
+_HOW_MANY = re.compile(r"\b(?:how many|number of|count)\b", re.I)
+_MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
+                   r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
+_DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
+                       r"altogether|overall|over the whole|during the (?:whole )?(?:video|clip))\b",
+                       re.I)
+
+
+def route(question: str, duration: float | None = None) -> tuple[str, str] | None:
+    """(operation, tool) the question's words call for, or None. With the video's duration,
+    counts at a time it names are routed too."""
+    if counted := _count(question, duration):
+        return counted
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool
+    if _WHEN.search(question) and _EDGE.search(question):
+        return "first_appearance", "When"
     return None
 
 
-def first_step(question: str, tables: queries.VideoTables) -> GivenStep | None:
+def _count(question: str, duration: float | None) -> tuple[str, str] | None:
+    """A count of a named kind ("how many people are on screen at 2 s" counts people, whatever
+    "on screen" says of text), as one of the three counting queries."""
+    if not (_HOW_MANY.search(question) and (kinds.named(question) or _PEOPLE.search(question))):
+        return None
+    if _MOST.search(question):
+        return "most_at_once", "Count"
+    if _DISTINCT.search(question):
+        return "count_distinct", "Count"
+    if duration is not None and resolve(question, duration) is not None:
+        return "in_view", "Count"
+    return None
+
+
+def _target(operation: str, question: str) -> str:
+    """The kind the question counts or times ('' for any), in `kinds`' words."""
+    if operation == "appearance":
+        return "person" if _PEOPLE.search(question) else ""
+    if operation in ("screen_text", "speech"):
+        return ""
+    named = kinds.named(question)
+    return named[0] if named else "person" if _PEOPLE.search(question) else ""
+
+
+def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | None:
     """The typed query the question names, run on this video as the first step; None when the
     question names no kind of evidence or the query found nothing to show."""
-    chosen = route(question)
+    chosen = route(question, tables.duration)
     if chosen is None:
         return None
     operation, tool = chosen
-    target = "person" if operation == "appearance" and _PEOPLE.search(question) else ""
+    target = _target(operation, question)
+    if operation not in _READ and not target:
+        return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
-                               words=quoted_words(question) if operation != "appearance" else "")
+                               words=quoted_words(question) if operation in ("screen_text",
+                                                                              "speech") else "")
     result = queries.run(query, question, tables)
     if result.support == "none":
         return None
     return GivenStep(tool=tool, tool_input=question,
-                     thought=f"the question asks about {_WHAT[operation]}, so {_WHAT[operation]} "
-                             "is read first",
+                     thought=f"the question asks about {_WHAT[operation]}, so that is "
+                             f"{'read' if operation in _READ else 'computed'} first",
                      observation=observed(result, query), replayed=None)
 
 
-_WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours"}
+_READ = ("screen_text", "speech", "appearance")
+_WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
+         "first_appearance": "when something arrives or leaves", "most_at_once": "the most in view "
+         "at once", "count_distinct": "how many different ones appear", "in_view": "how many are "
+         "in view at a time"}
