@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import BaseModel, Field
 
-from backend.agent import coverage, prompts, routing
+from backend.agent import coverage, precision, prompts, routing
 from backend.agent.planner import Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
@@ -39,7 +39,13 @@ def planner_config(settings: Settings, n_solutions: int | None = None) -> Planne
     return PlannerConfig(n_solutions=n_solutions or settings.n_solutions,
                          max_depth=settings.max_steps, max_llm_calls=settings.max_llm_calls,
                          max_seconds=settings.max_answer_seconds,
-                         grounded=settings.agent == "grounded")
+                         grounded=settings.agent == "grounded",
+                         trusted=precision.earns_high if settings.answer_checks else _declared)
+
+
+def _declared(query: dict) -> bool:
+    """Without the answer checks, a computed value is high whatever its measured record."""
+    return True
 
 
 class _Standalone(BaseModel):
@@ -97,7 +103,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
-    if given is None and config.grounded:
+    if given is None and config.grounded and settings.answer_checks:
         given = routing.first_step(standalone, tables)
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
@@ -110,7 +116,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     evidence = [Step.of(n) for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
     confidence = result.confidence
-    if options and result.option is not None:
+    if options and result.option is not None and settings.answer_checks:
         confidence = coverage.flag_unseen(confidence, options[result.option], tables)
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,

@@ -457,6 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
     b.add_argument("--agents", default="grounded,sql",
                    help="agents to run side by side, comma-separated (MEMORYREEL_AGENT values)")
+    b.add_argument("--vary", action="append", default=[], metavar="SETTING=A,B",
+                   help="also run each agent with each value of a setting, side by side, in a "
+                        "library of its own (repeatable; 'A=1;B=2' is one run with both), e.g. "
+                        "'ANSWER_CHECKS=0;DETECTOR_MAX_IMGSZ=640' for the agent before #21")
+    b.add_argument("--half", choices=["tune", "report"],
+                   help="only that half of a workload (`workload --external-only` marks them)")
     b.set_defaults(run=bench_agent, render=print_agent_bench)
     b = bench_sub.add_parser("memory", parents=[common, qa],
                              help="accuracy and cost per memory configuration over one question "

@@ -48,7 +48,8 @@ def bench_agent(args, settings) -> dict:
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     return bench.agent_bench(Path(args.questions), Path(args.videos), settings,
                              n_solutions=args.n, limit=args.limit,
-                             agents=tuple(args.agents.split(",")), progress=say)
+                             agents=tuple(args.agents.split(",")), progress=say,
+                             variants=_variants(args.vary), half=args.half)
 
 
 def bench_memory(args, settings) -> dict:
@@ -117,6 +118,12 @@ def _variants(vary: list[str]) -> list[dict[str, str]]:
     first, then each value of each varied setting alone."""
     variants: list[dict[str, str]] = [{}]
     for item in vary:
+        if ";" in item:  # several settings changed together, as one run
+            together = [_setting_values(part) for part in item.split(";") if part.strip()]
+            if any(len(values) != 1 for _, values in together):
+                raise UsageError(f"--vary {item!r}: settings joined by ';' take one value each.")
+            variants.append({env: values[0] for env, values in together})
+            continue
         env, values = _setting_values(item)
         variants += [{env: v} for v in values]
     return variants
@@ -232,13 +239,15 @@ def print_agent_bench(payload: dict) -> None:
     """Per question, then overall, each agent in its own column(s), side by side."""
     agents = payload["agents"]
     runs = payload["runs"]
-    print("question".ljust(58) + "".join(f"{a + ': ok calls s conf':>34}" for a in agents))
+    width = max(34, *(len(a) + 2 for a in agents))
+    print("question".ljust(58) + "".join(f"{a:>{width}}" for a in agents))
+    print("".ljust(58) + "".join(f"{'ok calls s conf':>{width}}" for a in agents))
     for i, first in enumerate(runs[agents[0]]["results"]):
         line = f"{first['video'][:30]} q{first['qid']} {first['question'][:22]}".ljust(58)
         for a in agents:
             r = runs[a]["results"][i]
-            line += f"{'right' if r['correct'] else 'wrong':>12} {r['llm_calls']:>5} {r['seconds']:>7.1f} " \
-                    f"{r['confidence']:>7}"
+            line += f"{'right' if r['correct'] else 'wrong':>{width - 22}} {r['llm_calls']:>5} " \
+                    f"{r['seconds']:>7.1f} {r['confidence']:>7}"
         print(line)
     rows = [("accuracy", lambda s: f"{s['correct']}/{s['questions']} ({s['accuracy']:.0%})"),
             ("seconds to answer p50 / p95", lambda s: f"{s['seconds_p50']} / {s['seconds_p95']}"),
@@ -249,11 +258,15 @@ def print_agent_bench(payload: dict) -> None:
             ("format failures", lambda s: f"{s['format_failures']}"),
             ("confidence", lambda s: ", ".join(f"{k} {v}" for k, v in s["confidence"].items())),
             ("right per confidence", lambda s: ", ".join(f"{k} {v}" for k, v in
-                                                         s["accuracy_by_confidence"].items()))]
+                                                         s["accuracy_by_confidence"].items())),
+            ("high-confidence precision", lambda s: s["accuracy_by_confidence"].get("high", "-"))]
+    needs = sorted({n for a in agents for n in runs[a]["summary"]["accuracy_by_need"]})
+    rows += [(f"right: {need}", lambda s, need=need: s["accuracy_by_need"].get(need, "-"))
+             for need in needs]
     print()
-    print("overall".ljust(38) + "".join(f"{a:>30}" for a in agents))
+    print("overall".ljust(38) + "".join(f"{a:>{width}}" for a in agents))
     for label, shown in rows:
-        print(label.ljust(38) + "".join(f"{shown(runs[a]['summary']):>30}" for a in agents))
+        print(label.ljust(38) + "".join(f"{shown(runs[a]['summary']):>{width}}" for a in agents))
 
 
 _TRACKING_ROWS = [

@@ -7,6 +7,7 @@ when `load()` is called, so tests can set variables with monkeypatch and reload.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, get_args, get_origin, get_type_hints
@@ -22,9 +23,9 @@ _TYPE_WORDS = {int: "a whole number", float: "a number",
                bool: "one of 1/0, true/false, yes/no, on/off"}
 
 
-def _env(name: str, default, cast=str):
+def _env(name: str, default, cast=str, environ: Mapping[str, str] = os.environ):
     """The variable's value cast to the setting's type; a SettingsError naming it if it is bad."""
-    raw = os.environ.get(name)
+    raw = environ.get(name)
     if raw is None or raw == "":
         return default
     if cast is bool:
@@ -230,6 +231,14 @@ class Settings:
         "grounded: sub-task tools fill typed queries that code answers, options-only answer "
         "grammar, early stop on computed answers; sql: the earlier agent, whose sub-agents write "
         "SQL and read rows back (kept to compare in `bench agent`).")
+    answer_checks: bool = _setting(
+        "MEMORYREEL_ANSWER_CHECKS", True, bool,
+        "Grounded agent: a computed answer is high only where its kind of measurement was "
+        "measured precise (backend/agent/measured_precision.json), a question naming speech, "
+        "text or colour is routed to that evidence first, and an option no evidence covers is "
+        "flagged low. Off: every computed answer is high and the model picks the first step, "
+        "as before these checks; kept to measure them side by side (`bench agent --vary "
+        "ANSWER_CHECKS=0`).")
     n_solutions: int = _setting("MEMORYREEL_N_SOLUTIONS", 2, int,
                                 "MCTS iterations, i.e. candidate answers, 1-6 (1 = greedy ReAct).")
     max_steps: int = _setting("MEMORYREEL_MAX_STEPS", 5, int, "Most steps in one ReAct chain.")
@@ -273,11 +282,11 @@ class Settings:
         return [(f.metadata["env"], str(f.default), f.metadata["doc"]) for f in fields(cls)]
 
 
-def load() -> Settings:
+def load(environ: Mapping[str, str] = os.environ) -> Settings:
     """Settings from the environment; raises SettingsError naming the first bad variable."""
     values = {}
     for f in fields(Settings):
-        values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"])
+        values[f.name] = _env(f.metadata["env"], f.default, f.metadata["cast"], environ)
     settings = Settings(**values)
     _check_choices(settings)
     _check_captioner(settings)

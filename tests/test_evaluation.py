@@ -223,7 +223,7 @@ class FakeAgent:
         if self.interrupt_after is not None and len(self.calls) == self.interrupt_after:
             raise KeyboardInterrupt
         self.calls.append({"question": question, "n": n_solutions, "memory": memory,
-                           "memory_dir": settings.memory_dir})
+                           "memory_dir": settings.memory_dir, "settings": settings})
         if question in self.fail_on:
             raise RuntimeError("the LLM server went away")
         option = len(question) % len(options)
@@ -382,6 +382,56 @@ def test_bench_agent_asks_every_agent_apart_and_records_a_failed_ingest(tmp_path
         assert summary["learning_seconds_mean"] == round(0.7 * 11 / 14, 2)
     assert sum("ERROR RuntimeError: ingest failed: InputError: codec not supported" in line
                for line in lines) == 6
+
+
+def test_bench_agent_runs_a_workload_half_under_each_variant_side_by_side(tmp_path, monkeypatch):
+    import backend.ingest
+
+    homes = []
+
+    def ingest(path, settings):
+        homes.append(settings.home)
+        return SimpleNamespace(video_id=f"id-{path.stem}")
+    monkeypatch.setattr(backend.ingest, "ingest", ingest)
+    workload = tmp_path / "workload.csv"
+    with open(DEV_QA, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with open(workload, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, [*rows[0], "need", "half"])
+        writer.writeheader()
+        for i, row in enumerate(rows):
+            writer.writerow({**row, "need": "count_at" if i % 3 else "direction",
+                             "half": "report" if i % 2 else "tune"})
+    agent = FakeAgent()
+    home = tmp_path / "home"
+    result = agent_bench(workload, VIDEOS, settings_for(home), ask_fn=agent, agents=("grounded",),
+                         progress=lambda line: None, half="report",
+                         variants=[{}, {"MEMORYREEL_ANSWER_CHECKS": "0",
+                                        "MEMORYREEL_DETECTOR_MAX_IMGSZ": "640"}])
+    assert result["half"] == "report" and result["questions"] == 7, "only the reporting half"
+    assert result["agents"] == ["grounded", "grounded ANSWER_CHECKS=0 DETECTOR_MAX_IMGSZ=640"]
+    asked = [c["settings"] for c in agent.calls]
+    assert [s.answer_checks for s in asked] == [True] * 7 + [False] * 7
+    assert {s.detector_max_imgsz for s in asked[7:]} == {640}
+    # The variant ingests into a library of its own: its detector may see the videos otherwise.
+    assert {h for h in homes[:len(homes) // 2]} == {home} and home not in homes[len(homes) // 2:]
+    for run in result["runs"].values():
+        by_need = run["summary"]["accuracy_by_need"]
+        assert set(by_need) == {"count_at", "direction"}
+        assert sum(int(v.split("/")[1]) for v in by_need.values()) == 7
+
+
+def test_vary_runs_each_value_alone_or_settings_joined_by_a_semicolon_together():
+    from backend.cli_bench import _variants
+    from backend.errors import UsageError
+
+    assert _variants(["ANSWER_CHECKS=0;MEMORYREEL_DETECTOR_MAX_IMGSZ=640", "TRACK_FPS=4,6"]) == [
+        {}, {"MEMORYREEL_ANSWER_CHECKS": "0", "MEMORYREEL_DETECTOR_MAX_IMGSZ": "640"},
+        {"MEMORYREEL_TRACK_FPS": "4"}, {"MEMORYREEL_TRACK_FPS": "6"}]
+    with pytest.raises(UsageError, match="one value each"):
+        _variants(["ANSWER_CHECKS=0,1;TRACK_FPS=4"])
+    with pytest.raises(UsageError, match="MemoryReel setting"):
+        _variants(["NO_SUCH=1;TRACK_FPS=4"])
 
 
 def test_report_is_regenerated_from_the_jsonl(tmp_path):

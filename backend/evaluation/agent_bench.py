@@ -9,53 +9,71 @@ and means per agent.
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from backend import config
 from backend.config import AGENTS, Settings
 from backend.errors import InputError
 from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
                                         ingest_videos, start_llm)
-from backend.evaluation.questions import choice_rows
+from backend.evaluation.questions import choice_rows, question_labels
 
 
 def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
                 limit: int | None = None, agents: tuple[str, ...] = ("grounded", "sql"),
-                progress=print, ask_fn: AskFn | None = None) -> dict:
+                progress=print, ask_fn: AskFn | None = None,
+                variants: list[dict[str, str]] | None = None, half: str | None = None) -> dict:
     """Every question of the file asked by each agent in `agents`, one after the other in one
     run, each with its own empty memory (so the first answers learn, as a new user's would).
 
+    variants: settings to run each agent under, as environment overrides ({} for the settings
+    as they are); a variant that changes any setting gets a library of its own, so its videos
+    are ingested under it too. half: only the workload rows of that half ("tune" or "report").
     Seconds to the answer are wall-clock from the question to the answer, learning excluded
     (and the embedded LLM server's start-up, done before the first question); learning's
     seconds are reported apart. ask_fn: `ask`'s stand-in for tests, by default the real agent.
     """
     if unknown := [a for a in agents if a not in AGENTS]:
         raise InputError(f"Unknown agent {', '.join(unknown)}: choose from {', '.join(AGENTS)}.")
-    rows = choice_rows(questions)[:limit]
-    video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), settings)
-    if ask_fn is None:
-        start_llm(settings)
+    labels = question_labels(questions)
+    rows = [r for r in choice_rows(questions)
+            if half is None or labels.get((r["video"], r["qid"]), {}).get("half") == half][:limit]
+    if not rows:
+        raise InputError(f"{questions} holds no multiple-choice question"
+                         + (f" in the {half!r} half." if half else "."))
     runs = {}
-    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-memory-") as memory_root:
-        for agent in agents:
-            run_settings = replace(settings, agent=agent, memory_dir=str(Path(memory_root) / agent))
-            results = []
-            for row in rows:
-                outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
-                                run_settings, n_solutions=n_solutions, ask_fn=ask_fn)
-                result = _agent_result(row, outcome)
-                results.append(result)
-                progress(_progress_line(agent, row, result, outcome.error))
-            runs[agent] = {"summary": _agent_summary(results), "results": results}
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-agent-") as root:
+        for v, overrides in enumerate(variants or [{}]):
+            run_settings = settings if not overrides else replace(
+                config.load({**os.environ, **overrides}), home=Path(root) / f"library-{v}")
+            video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), run_settings)
+            if ask_fn is None:
+                start_llm(run_settings)
+            for agent in agents:
+                name = " ".join([agent, *(f"{k.removeprefix('MEMORYREEL_')}={value}"
+                                          for k, value in overrides.items())])
+                agent_settings = replace(run_settings, agent=agent,
+                                         memory_dir=str(Path(root) / f"memory-{v}-{agent}"))
+                results = []
+                for row in rows:
+                    outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
+                                      agent_settings, n_solutions=n_solutions, ask_fn=ask_fn)
+                    result = _agent_result(row, outcome, labels)
+                    results.append(result)
+                    progress(_progress_line(name, row, result, outcome.error))
+                runs[name] = {"summary": _agent_summary(results), "results": results}
     return {"questions": len(rows), "n_solutions": n_solutions or settings.n_solutions,
-            "agents": list(agents), "runs": runs}
+            "agents": list(runs), "half": half, "runs": runs}
 
 
-def _agent_result(row: dict, outcome: Outcome) -> dict:
+def _agent_result(row: dict, outcome: Outcome, labels: dict) -> dict:
     f = outcome.figures or AnswerFigures(option=None, text=outcome.error, answered=False)
-    return {"video": row["video"], "qid": row["qid"], "type": row["type"],
+    need = labels.get((row["video"], row["qid"]), {}).get("need") or row["type"]
+    return {"video": row["video"], "qid": row["qid"], "type": row["type"], "need": need,
             "question": row["question"], "predicted": f.option, "truth": row["answer"],
             "correct": f.option == row["answer"], "answer": f.text,
             "seconds": round(outcome.seconds, 2), "llm_calls": f.llm_calls,
@@ -90,6 +108,10 @@ def _agent_summary(results: list[dict]) -> dict:
             "completion_tokens_mean": mean("completion_tokens"),
             "learning_seconds_mean": mean("learning_seconds"),
             "format_failures": sum(r["format_failures"] for r in results),
+            "accuracy_by_need": {
+                need: f"{sum(r['correct'] for r in results if r['need'] == need)}/"
+                      f"{sum(1 for r in results if r['need'] == need)}"
+                for need in sorted({r["need"] for r in results})},
             "confidence": dict(Counter(r["confidence"] for r in results)),
             "accuracy_by_confidence": {
                 level: f"{sum(r['correct'] for r in results if r['confidence'] == level)}/"

@@ -13,7 +13,6 @@ lines alone.
 
 from __future__ import annotations
 
-import csv
 import json
 import tempfile
 from dataclasses import replace
@@ -24,7 +23,7 @@ from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
                                         ingest_videos, start_llm)
-from backend.evaluation.questions import choice_rows
+from backend.evaluation.questions import choice_rows, question_labels
 from backend.memory.replay import MemoryOptions
 
 CONFIGS: dict[str, MemoryOptions] = {
@@ -41,17 +40,6 @@ def parse_configs(text: str) -> list[str]:
         raise InputError(f"--configs takes a comma-separated subset of {', '.join(CONFIGS)}; "
                          f"{', '.join(unknown) or 'nothing'} is not one.")
     return list(dict.fromkeys(names))
-
-
-def question_labels(path: Path) -> dict[tuple[str, str], dict]:
-    """(video, qid) -> the workload's `truth` and `need` columns, where the file has them."""
-    if Path(path).suffix.lower() not in (".csv", ".tsv"):
-        return {}
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
-        return {(r["video"].strip(), r["qid"].strip()): {"truth": r.get("truth") or "",
-                                                         "need": r.get("need") or ""}
-                for r in reader if r.get("video") and r.get("qid")}
 
 
 def memory_bench(questions: Path, videos: Path, settings: Settings,

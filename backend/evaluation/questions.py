@@ -209,3 +209,16 @@ def choice_rows(path: Path) -> list[dict]:
     return [{"video": q.video, "qid": q.qid, "type": q.type, "question": q.question,
              "options": list(q.options), "answer": q.answer} for q in read_questions(path)
             if q.options]
+
+
+def question_labels(path: Path) -> dict[tuple[str, str], dict]:
+    """(video, qid) -> the workload's `truth`, `need` and `half` columns, where the file has
+    them."""
+    if Path(path).suffix.lower() not in (".csv", ".tsv"):
+        return {}
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
+        return {(r["video"].strip(), r["qid"].strip()): {"truth": r.get("truth") or "",
+                                                         "need": r.get("need") or "",
+                                                         "half": r.get("half") or ""}
+                for r in reader if r.get("video") and r.get("qid")}
