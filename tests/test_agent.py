@@ -36,14 +36,21 @@ def test_counts_people_in_first_frame_from_a_computed_value(ingested, agent_sett
                                      "frame = (SELECT MIN(frame) FROM detections)",
                       timeout_s=2, max_rows=1).rows[0][0]
     options = ["3", "4", "5", "6", "7"]
-    answer = ask(entry.video_id, "how many people are in the first frame", agent_settings,
-                 options=options)
-    assert answer.answered, answer.answer
-    assert options[answer.option] == str(in_db)
-    assert any("detections" in e.sql and e.support == "computed" for e in answer.evidence)
-    assert answer.confidence.basis == "computed"
+    question = "how many people are in the first frame"
+    # The question's words route it to the count at that time: code answers, the model is not
+    # asked at all.
+    routed = ask(entry.video_id, question, agent_settings, options=options)
+    # Without the router, the model's step fills the typed query that computes the same.
+    planned = ask(entry.video_id, question, replace(agent_settings, answer_checks=False),
+                  options=options)
+    for answer in (routed, planned):
+        assert answer.answered, answer.answer
+        assert options[answer.option] == str(in_db)
+        assert any("detections" in e.sql and e.support == "computed" for e in answer.evidence)
+        assert answer.confidence.basis == "computed"
+    assert routed.usage.llm_calls == 0
     # The planner's step and the typed query; the value answered, and N = 2 stopped early.
-    assert answer.usage.llm_calls <= 3 and answer.usage.prompt_tokens > 0
+    assert planned.usage.llm_calls <= 3 and planned.usage.prompt_tokens > 0
 
 
 def test_hears_the_word_said_at_40_seconds(ingested, agent_settings):

@@ -29,7 +29,7 @@ def test_typed_values_are_read_as_what_they_are(text, kind, key):
 
 
 @pytest.mark.parametrize("text", ["score 3:2", "Exit 12", "31/02/2020", "99:99", "version 2.5",
-                                  "ROUTE 66"])
+                                  "ROUTE 66", "17/89/0712-04-29"])  # OCR's misread digits
 def test_what_is_no_typed_value_is_left_alone(text):
     assert find(text) == []
 
@@ -48,6 +48,10 @@ def test_a_timecode_rising_with_the_video_is_called_running():
     ("00:01:23:12", ["0:01:23", "0:02:23", "1:23:00"], 0),
     ("80 km/h", ["80 mph", "80 km/h", "60 km/h"], 1),
     ("2009-03-12", ["12/03/2009", "2009-03-12"], None),    # two options say it: no pick
+    ("25.03.2009", ["25 March 2009", "3 December 2009"], 0),
+    # Day or month first is not written: either reading may be meant, so code does not pick.
+    ("12.03.2009", ["12 March 2009", "3 December 2009"], None),
+    ("17/09/07", ["17 September 2007", "7 September 2017"], None),
     ("banana", ["apple", "banana"], None),                 # nothing typed: equality's job
     ("left to right", ["to the right", "to the left", "towards the camera"], 0),
     ("right to left", ["from left to right", "from right to left"], 1),

@@ -51,8 +51,8 @@ def place(text: str) -> tuple[str, str] | None:
 
 
 def _meanings(text: str) -> set:
-    kinds = {("timecode" if v.kind == "clock time" else v.kind, v.key)
-             for v in typed_values.find(text)}
+    kinds = {("timecode" if v.kind == "clock time" else v.kind, key)
+             for v in typed_values.find(text) for key in (v.key, *v.also)}
     if way := direction(text):
         kinds.add(("direction", way))
     if where := place(text):

@@ -47,6 +47,7 @@ class TypedValue:
     text: str   # as written
     key: str    # canonical: seconds, an ISO date, or "number unit"
     words: str  # the value said plainly
+    also: tuple[str, ...] = ()  # keys of other readings ('03/04/2009': day or month first)
 
     def describe(self) -> str:
         return f'"{self.text}" is a {self.kind} ({self.words})'
@@ -89,12 +90,27 @@ def _typed(kind: str, m: re.Match) -> TypedValue | None:
                           + (f":{second:02d}" if s else "") + " on a 24-hour clock")
     if kind == "date":
         day = _date(m.groups())
-        return TypedValue(kind, text, day.isoformat(), f"{day.day} {day:%B %Y}") if day else None
+        if day is None:
+            return None
+        words = f"{day.day} {day:%B %Y}"
+        others = tuple(d.isoformat() for d in _other_readings(m.groups()) if d != day)
+        if others:
+            words += ", reading the day first; the order is not written"
+        return TypedValue(kind, text, day.isoformat(), words, others)
     number, unit = float(m.group(1).replace(",", ".")), m.group(2).lower()
     return TypedValue(kind, text, f"{number:g} {unit}", f"a {_UNITS[unit]} of {number:g} {unit}")
 
 
 def _date(groups: tuple[str, ...]) -> dt.date | None:
+    day = _calendar_date(groups)
+    # A year far from any recording is a misread run of digits (OCR's "0712-04-29").
+    return day if day and _YEARS[0] <= day.year <= _YEARS[1] else None
+
+
+_YEARS = (1900, 2099)
+
+
+def _calendar_date(groups: tuple[str, ...]) -> dt.date | None:
     a, b, c = groups
     try:
         if a.isdigit() and len(a) == 4:
@@ -109,6 +125,25 @@ def _date(groups: tuple[str, ...]) -> dt.date | None:
         return dt.date(year, second, first) if second <= 12 else dt.date(year, first, second)
     except (ValueError, KeyError):
         return None
+
+
+def _other_readings(groups: tuple[str, ...]) -> list[dt.date]:
+    """The dates an all-number date could also be: month first, or a two-digit year first
+    ('17/09/07': 17 September 2007 or 7 September 2017)."""
+    a, b, c = groups
+    if not (a.isdigit() and b.isdigit() and c.isdigit()) or len(a) == 4:
+        return []
+    year = int(c) + (2000 if len(c) == 2 else 0)
+    candidates = [(year, int(a), int(b))]
+    if len(c) == 2:
+        candidates.append((2000 + int(a), int(b), int(c)))
+    readings = []
+    for y, mo, d in candidates:
+        try:
+            readings.append(dt.date(y, mo, d))
+        except ValueError:
+            continue
+    return readings
 
 
 def _duration(seconds: int) -> str:
