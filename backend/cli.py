@@ -463,6 +463,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "'ANSWER_CHECKS=0;DETECTOR_MAX_IMGSZ=640' for the agent before #21")
     b.add_argument("--half", choices=["tune", "report"],
                    help="only that half of a workload (`workload --external-only` marks them)")
+    b.add_argument("--markdown", metavar="FILE",
+                   help="also write the figures as a markdown table (a section.md for eval-report)")
+    b.add_argument("--from-json", metavar="FILE",
+                   help="re-make the table (and --markdown) from a kept --json output; asks nothing")
     b.set_defaults(run=bench_agent, render=print_agent_bench)
     b = bench_sub.add_parser("memory", parents=[common, qa],
                              help="accuracy and cost per memory configuration over one question "

@@ -45,11 +45,18 @@ def print_ingest_bench(payload: dict) -> None:
 def bench_agent(args, settings) -> dict:
     from backend.evaluation import agent_bench as bench
 
-    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
-    return bench.agent_bench(Path(args.questions), Path(args.videos), settings,
-                             n_solutions=args.n, limit=args.limit,
-                             agents=tuple(args.agents.split(",")), progress=say,
-                             variants=_variants(args.vary), half=args.half)
+    if args.from_json:
+        payload = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+    else:
+        say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+        payload = bench.agent_bench(Path(args.questions), Path(args.videos), settings,
+                                    n_solutions=args.n, limit=args.limit,
+                                    agents=tuple(args.agents.split(",")), progress=say,
+                                    variants=_variants(args.vary), half=args.half)
+    if args.markdown:
+        title = f"{Path(args.questions).name}: agents side by side (bench agent)"
+        Path(args.markdown).write_text(bench.summary_markdown(payload, title), encoding="utf-8")
+    return payload
 
 
 def bench_memory(args, settings) -> dict:

@@ -419,6 +419,15 @@ def test_bench_agent_runs_a_workload_half_under_each_variant_side_by_side(tmp_pa
         by_need = run["summary"]["accuracy_by_need"]
         assert set(by_need) == {"count_at", "direction"}
         assert sum(int(v.split("/")[1]) for v in by_need.values()) == 7
+    # The figures as a section for docs/EVALUATION.md, re-made from the kept JSON.
+    kept, section = tmp_path / "run.json", tmp_path / "section.md"
+    kept.write_text(json.dumps(result))
+    assert main(["bench", "agent", "--from-json", str(kept), "--markdown", str(section),
+                 "--json"]) == 0
+    table = section.read_text()
+    assert "the report half" in table and "| high-confidence precision |" in table
+    assert "`grounded ANSWER_CHECKS=0 DETECTOR_MAX_IMGSZ=640`" in table
+    assert table.count("| right: ") == 2
 
 
 def test_vary_runs_each_value_alone_or_settings_joined_by_a_semicolon_together():

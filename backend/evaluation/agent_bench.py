@@ -117,3 +117,31 @@ def _agent_summary(results: list[dict]) -> dict:
                 level: f"{sum(r['correct'] for r in results if r['confidence'] == level)}/"
                        f"{sum(1 for r in results if r['confidence'] == level)}"
                 for level in dict.fromkeys(r["confidence"] for r in results)}}
+
+
+def summary_markdown(payload: dict, title: str) -> str:
+    """One column per agent run, for docs/EVALUATION.md (the report includes a folder's
+    `section.md`)."""
+    runs = payload["runs"]
+    names = list(runs)
+    needs = sorted({n for r in runs.values() for n in r["summary"]["accuracy_by_need"]})
+
+    def row(label: str, shown) -> str:
+        return f"| {label} | " + " | ".join(shown(runs[n]["summary"]) for n in names) + " |"
+    lines = [f"## {title}", "",
+             f"{payload['questions']} multiple-choice questions"
+             + (f", the {payload['half']} half of the workload" if payload.get("half") else "")
+             + f", N = {payload['n_solutions']}, asked in one order by each run in its own memory.",
+             "", "| | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|" + "---:|" * len(names),
+             row("accuracy", lambda s: f"{s['correct']}/{s['questions']} ({s['accuracy']:.0%})"),
+             row("high-confidence precision",
+                 lambda s: s["accuracy_by_confidence"].get("high", "0/0")),
+             row("right per confidence", lambda s: ", ".join(
+                 f"{k} {v}" for k, v in s["accuracy_by_confidence"].items())),
+             row("format failures", lambda s: str(s["format_failures"])),
+             row("seconds to answer p50 / p95", lambda s: f"{s['seconds_p50']} / {s['seconds_p95']}"),
+             row("LLM calls mean", lambda s: str(s["llm_calls_mean"]))]
+    lines += [row(f"right: {need}", lambda s, need=need: s["accuracy_by_need"].get(need, "-"))
+              for need in needs]
+    return "\n".join(lines) + "\n"
