@@ -155,7 +155,9 @@ def test_ingest_then_ask_through_gradio_client(server, client):
     assert answer["answer"] == OPTIONS[answer["option"]]
     assert len(answer["tree"]) >= 2 and answer["chosen_leaves"]
     assert answer["evidence"] and all(e["tool"] for e in answer["evidence"])
-    assert answer["usage"]["llm_calls"] >= 2
+    # The question's words route it to the count at that time, computed by code.
+    assert answer["evidence"][0]["support"] == "computed"
+    assert answer["confidence"]["basis"] == "computed"
     assert answer["memory"]["enabled"] and 1 <= answer["memory"]["k_s"] <= 5
 
     again = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")
@@ -175,7 +177,8 @@ def test_parallel_questions_share_the_server_without_lock_errors(server, client)
     """Two people asking at once: both answers come back, and both are learned from."""
     settings = server[0]
     video_id = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")["video_id"]
-    questions = ["how many people are in the last frame", "when does the first person appear"]
+    # Neither is routed to a query by its words, so both are planned by the shared LLM server.
+    questions = ["how many people are there", "which way do most people walk"]
     jobs = [client.submit(video_id, q, "", api_name="/ask") for q in questions]
     answers = [job.result(timeout=900) for job in jobs]
     assert [a["question"] for a in answers] == questions

@@ -485,7 +485,11 @@ def test_evaluates_two_dev_questions_with_the_embedded_model(tmp_path, monkeypat
             assert r["predicted"] is None and r["predicted_text"].startswith("could not answer")
             assert r["learn_verdict"] == "skipped"
         assert r["correct"] == (r["predicted"] == r["truth"])
-        assert r["llm_calls"] >= 2 and r["prompt_tokens"] > 0 and r["tree_size"] >= 2
+        assert r["tree_size"] >= 2
+    # The count in the first frame is routed to code by its words; the direction is planned by
+    # the model.
+    direction = next(r for r in records if "which way" in r["question"])
+    assert direction["llm_calls"] >= 2 and direction["prompt_tokens"] > 0
     assert summary["groups"][-1]["correct"] == sum(r["correct"] for r in records)
     assert summary["unanswered"] == sum(not r["answered"] for r in records)
     assert summary["run"]["model"].startswith("Qwen2.5-Coder-0.5B")
