@@ -21,6 +21,7 @@ from pathlib import Path
 
 import av
 
+from backend import config
 from backend.config import Settings
 
 
@@ -118,7 +119,7 @@ def tracking_bench(sequences: list, variants: list[dict[str, str]], settings: Se
 
 
 def _variant_label(overrides: dict[str, str]) -> str:
-    return " ".join(f"{k.removeprefix('MEMORYREEL_')}={v}" for k, v in overrides.items()) or "as set"
+    return config.overrides_label(overrides) or "as set"
 
 
 def _tracked_frames(db_path: Path, track_fps: float,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Literal, get_args, get_origin, get_type_hints
 from urllib.parse import urlsplit
@@ -296,6 +296,24 @@ def load(environ: Mapping[str, str] = os.environ) -> Settings:
                      ("MEMORYREEL_VISION_BASE_URL", settings.vision_base_url)):
         _check_url(env, url)
     return settings
+
+
+def with_overrides(settings: Settings, overrides: Mapping[str, str]) -> Settings:
+    """The settings with some variables set otherwise ({"MEMORYREEL_TRACK_FPS": "4"}), each
+    read and checked as `load` reads it; the rest kept as given."""
+    by_env = {f.metadata["env"]: f for f in fields(Settings)}
+    if unknown := [env for env in overrides if env not in by_env]:
+        raise SettingsError(f"No setting {', '.join(unknown)}.")
+    changed = replace(settings, **{by_env[env].name: _env(env, None, by_env[env].metadata["cast"],
+                                                           overrides) for env in overrides})
+    _check_choices(changed)
+    _check_captioner(changed)
+    return changed
+
+
+def overrides_label(overrides: Mapping[str, str]) -> str:
+    """'ANSWER_CHECKS=0 DETECTOR_MAX_IMGSZ=640': the variables set, without their prefix."""
+    return " ".join(f"{k.removeprefix('MEMORYREEL_')}={v}" for k, v in overrides.items())
 
 
 def choices() -> dict[str, tuple[str, ...]]:

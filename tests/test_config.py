@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +98,16 @@ def test_the_password_is_never_in_the_message(monkeypatch):
 def test_values_at_the_edges_of_their_range_load(monkeypatch, env, value):
     monkeypatch.setenv(env, value)
     config.load()
+
+
+def test_overrides_are_read_as_load_reads_them_and_keep_the_rest():
+    base = config.Settings(home=Path("/somewhere"))
+    changed = config.with_overrides(base, {"MEMORYREEL_ANSWER_CHECKS": "off",
+                                           "MEMORYREEL_DETECTOR_MAX_IMGSZ": "640"})
+    assert (changed.answer_checks, changed.detector_max_imgsz) == (False, 640)
+    assert changed.home == base.home  # not re-read from the environment
+    assert config.overrides_label({"MEMORYREEL_ANSWER_CHECKS": "0"}) == "ANSWER_CHECKS=0"
+    with pytest.raises(SettingsError, match="MEMORYREEL_DETECTOR_MAX_IMGSZ must be more than 0"):
+        config.with_overrides(base, {"MEMORYREEL_DETECTOR_MAX_IMGSZ": "0"})
+    with pytest.raises(SettingsError, match="MEMORYREEL_AGENT must be one of"):
+        config.with_overrides(base, {"MEMORYREEL_AGENT": "other"})

@@ -9,7 +9,6 @@ and means per agent.
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 from collections import Counter
 from dataclasses import replace
@@ -49,13 +48,12 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-agent-") as root:
         for v, overrides in enumerate(variants or [{}]):
             run_settings = settings if not overrides else replace(
-                config.load({**os.environ, **overrides}), home=Path(root) / f"library-{v}")
+                config.with_overrides(settings, overrides), home=Path(root) / f"library-{v}")
             video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), run_settings)
             if ask_fn is None:
                 start_llm(run_settings)
             for agent in agents:
-                name = " ".join([agent, *(f"{k.removeprefix('MEMORYREEL_')}={value}"
-                                          for k, value in overrides.items())])
+                name = f"{agent} {config.overrides_label(overrides)}".strip()
                 agent_settings = replace(run_settings, agent=agent,
                                          memory_dir=str(Path(root) / f"memory-{v}-{agent}"))
                 results = []
