@@ -102,6 +102,7 @@ def test_a_question_about_what_is_written_reads_on_screen_text(highway):
     ("when does the first person leave the view", "first_appearance"),
     ("at what time does the last person to arrive come into view", "first_appearance"),
     ("how many people are there", None),                      # which count? the model decides
+    ("how many times does a person wave at 2 s", None),       # events, not objects in view
     ("how many words are on the screen", "screen_text"),
 ])
 def test_counts_and_arrivals_are_computed_first_from_the_question_words(ingested, library_settings,

@@ -51,7 +51,7 @@ _EDGE = re.compile(r"\b(?:appear\w*|arriv\w*|enter\w*|leav\w*|exit\w*|disappear\
                    r"seen for the first time)\b", re.I)
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once" and no "different" is left to the model.
-_HOW_MANY = re.compile(r"\b(?:how many|number of|count)\b", re.I)
+_HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 _MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
 _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
