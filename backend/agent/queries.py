@@ -19,8 +19,8 @@ would change it. What an operation reads and returns (the tables, its target, it
 from __future__ import annotations
 
 import re
-from typing import Literal
 from collections import Counter
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -64,14 +64,12 @@ _PEOPLE_SEEN_NEAR = 0.6   # seconds: a detection this close to the asked time co
 SPEECH_WINDOW = 1.5       # seconds either side of an asked time whose words are quoted
 
 
-
 def _ids(ids: list[int]) -> str:
     return ", ".join(f"#{i}" for i in ids)
 
 
 def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
 
 
 def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
@@ -296,12 +294,16 @@ def count_distinct(tables: VideoTables, target: Target, span: Span | None, words
 
 # What an appearance question asks: an arrival (first seen) or an exit (last seen), and the
 # first or the last such moment among the kind's objects ("the last person to arrive").
-_LEAVING = re.compile(r"\b(?:leav(?:e|es|ing)|exit(?:s|ed|ing)?|disappear(?:s|ed|ing)?|(?:go|goes|"
-                      r"walk|walks|step|steps|move|moves)\s+out|out of (?:sight|view|the (?:picture|"
-                      r"frame|view)))\b")
-_ARRIVING = re.compile(r"\b(?:appear(?:s|ed|ing)?|arriv(?:e|es|ed|ing)|enter(?:s|ed|ing)?|comes?\s+"
-                       r"in(?:to)?|shows?\s+up|seen for the first time)\b")
+_LEAVING = re.compile(r"\b(?:leav\w*|exit\w*|disappear\w*|(?:go|goes|walk|walks|step|steps|move|"
+                      r"moves)\s+out|out of (?:sight|view|the (?:picture|frame|view)))\b", re.I)
+_ARRIVING = re.compile(r"\b(?:appear\w*|arriv\w*|enter\w*|comes?\s+in(?:to)?|show\w*\s+up|"
+                       r"seen for the first time)\b", re.I)
 _ORDINAL = re.compile(r"\b(first|earliest|last|final|latest)\b")
+
+
+def names_an_edge(question: str) -> bool:
+    """Whether the question speaks of something arriving or leaving."""
+    return bool(_LEAVING.search(question) or _ARRIVING.search(question))
 
 
 def asked_edge(question: str, operation: str) -> tuple[str, str]:

@@ -42,13 +42,10 @@ def quoted_words(question: str) -> str:
     return (match.group(1) or match.group(2)).strip() if match else ""
 
 
-# When something arrives or leaves: the appearance query, whose edge the words decide
-# (`queries.asked_edge`).
+# When something arrives or leaves (`queries.names_an_edge`): the appearance query, whose edge
+# the words decide (`queries.asked_edge`).
 _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|how (?:many "
                    r"seconds|long) (?:in|into|after|before))\b", re.I)
-_EDGE = re.compile(r"\b(?:appear\w*|arriv\w*|enter\w*|leav\w*|exit\w*|disappear\w*|show\w* up|"
-                   r"comes? in(?:to)?|(?:go|goes|walk|walks|step|steps) out|out of (?:sight|view)|"
-                   r"seen for the first time)\b", re.I)
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once" and no "different" is left to the model.
 _HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
@@ -67,7 +64,7 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool
-    if _WHEN.search(question) and _EDGE.search(question):
+    if _WHEN.search(question) and queries.names_an_edge(question):
         return "first_appearance", "When"
     return None
 
@@ -75,7 +72,7 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
 def _count(question: str, duration: float | None) -> tuple[str, str] | None:
     """A count of a named kind ("how many people are on screen at 2 s" counts people, whatever
     "on screen" says of text), as one of the three counting queries."""
-    if not (_HOW_MANY.search(question) and (kinds.named(question) or _PEOPLE.search(question))):
+    if not (_HOW_MANY.search(question) and _named_kind(question)):
         return None
     if _MOST.search(question):
         return "most_at_once", "Count"
@@ -92,6 +89,11 @@ def _target(operation: str, question: str) -> str:
         return "person" if _PEOPLE.search(question) else ""
     if operation in ("screen_text", "speech"):
         return ""
+    return _named_kind(question)
+
+
+def _named_kind(question: str) -> str:
+    """The first kind the question names, people included; '' for none."""
     named = kinds.named(question)
     return named[0] if named else "person" if _PEOPLE.search(question) else ""
 

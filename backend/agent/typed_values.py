@@ -27,6 +27,8 @@ _UNITS = {"km/h": "speed", "kmh": "speed", "kph": "speed", "mph": "speed", "m/s"
           "lbs": "weight", "%": "share", "°c": "temperature", "°f": "temperature",
           "°": "angle", "c": "temperature", "f": "temperature", "fps": "frame rate",
           "s": "duration", "sec": "duration", "min": "duration", "h": "duration"}
+# A year far from any recording is a misread run of digits (OCR's "0712-04-29").
+_YEARS = (1900, 2099)
 _UNIT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 
 _PATTERNS = [
@@ -103,11 +105,7 @@ def _typed(kind: str, m: re.Match) -> TypedValue | None:
 
 def _date(groups: tuple[str, ...]) -> dt.date | None:
     day = _calendar_date(groups)
-    # A year far from any recording is a misread run of digits (OCR's "0712-04-29").
     return day if day and _YEARS[0] <= day.year <= _YEARS[1] else None
-
-
-_YEARS = (1900, 2099)
 
 
 def _calendar_date(groups: tuple[str, ...]) -> dt.date | None:
