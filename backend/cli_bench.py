@@ -164,19 +164,23 @@ def bench_measurements(args, settings) -> dict:
 
 def print_measurements(payload: dict) -> None:
     """Right of computed, per kind and condition: the tuning half beside the reporting half."""
+    from backend.agent import precision
+
     halves = payload["halves"]
     cells = sorted({(op, cond) for half in halves.values() for op, conds in half.items()
                     for cond in conds})
     print(f"{payload['questions']} questions; a kind is high where the tuning half is right "
-          f">= 90 % of at least 5")
-    print(f"{'measurement':<16}{'conditions':<16}{'tune':>16}{'report':>16}")
+          f">= {precision.HIGH_PRECISION:.0%} of at least {precision.MIN_QUESTIONS} questions and "
+          f"of at least {precision.MIN_VIDEOS} videos (a video is right when all its questions are)")
+    print(f"{'measurement':<18}{'conditions':<14}{'tune':>12}{'videos':>8}{'report':>12}{'videos':>8}")
     for op, cond in cells:
         shown = []
         for half in ("tune", "report"):
             cell = halves.get(half, {}).get(op, {}).get(cond)
-            shown.append(f"{cell['right']}/{cell['of']} {cell['right'] / cell['of']:.0%}"
-                         if cell else "-")
-        print(f"{op:<16}{cond or '(no people)':<16}{shown[0]:>16}{shown[1]:>16}")
+            shown += ([f"{cell['right']}/{cell['of']} {cell['right'] / cell['of']:.0%}",
+                       f"{cell['videos_right']}/{cell['videos']}"] if cell else ["-", "-"])
+        print(f"{op:<18}{cond or '(no people)':<14}{shown[0]:>12}{shown[1]:>8}{shown[2]:>12}"
+              f"{shown[3]:>8}")
     if "written" in payload:
         print(f"tuning half written to {payload['written']}")
 

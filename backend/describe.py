@@ -24,6 +24,7 @@ class TrackPoint:
     cy: float  # box centre, as a fraction of the frame height
     h: float   # box height, as a fraction of the frame height
     pose: Pose | None = None  # only where the pose model read this frame
+    w: float | None = None    # box width, as a fraction of the frame width
 
 
 FACING = {"camera": "facing the camera", "away": "back to the camera",
@@ -89,8 +90,12 @@ def motion(points: list[TrackPoint]) -> str:
     first, last = points[0], points[-1]
     dx, dy = last.cx - first.cx, last.cy - first.cy
     scale = last.h / first.h if first.h > 0 else 1.0
+    # Across the frame: a tenth of it, or the object's own width where that is less. Someone far
+    # from the camera walks a few of their own widths, a small share of the picture.
+    widths = [p.w for p in points if p.w]
+    across = min(0.1, float(np.mean(widths))) if widths else 0.1
     phrases = []
-    if abs(dx) >= 0.1 and abs(dx) >= abs(dy):
+    if abs(dx) >= across and abs(dx) >= abs(dy):
         phrases.append("moves left to right" if dx > 0 else "moves right to left")
     elif abs(dy) >= 0.1:
         phrases.append("moves down the frame" if dy > 0 else "moves up the frame")

@@ -31,7 +31,7 @@ from backend.errors import CaptionError, DiskFullError, InputError
 from backend.factory import CAPTION_HINT, ModelSet
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
 from backend.schema import create_tables
-from backend.tracks import Frame, clean_tracks, fill_gaps, relabel
+from backend.tracks import ExitSplitter, Frame, clean_tracks, fill_gaps, relabel
 from models.motion import CATEGORY as MOVING
 from models.llm import LLMError
 from models.protocols import Captioner, PoseModel
@@ -84,7 +84,8 @@ class _FrameEvidence:
 
 # Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
 _SIZING_FRAMES = 3
-# Raw ids of moving-object tracks start here, apart from the person tracker's.
+# Raw ids of moving-object tracks start here, apart from the person tracker's; ids the person
+# tracker's re-found exits get (`ExitSplitter`) start at half of it.
 _MOTION_IDS = 1_000_000
 
 
@@ -153,7 +154,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 speech = _transcribe(source, meta, settings, models)
             with stage("tracks"):
                 mapping = clean_tracks(evidence.frames, decode.sampled_fps(meta, settings.track_fps),
-                                       settings.min_track_seconds)
+                                       settings.min_track_seconds, size=(meta.width, meta.height))
                 frames = fill_gaps(relabel(evidence.frames, mapping), settings.fill_gap_seconds,
                                    (meta.width, meta.height))
                 colours = _merge_colours(evidence.colours, mapping)
@@ -234,9 +235,10 @@ def _frame_pass(source: Path, meta: decode.VideoMeta, settings: Settings, models
     evidence.detector_imgsz = tracker.fit([frame for _, _, frame in first],
                                           settings.detector_max_imgsz)
     evidence.seconds["track"] += time.perf_counter() - mark
+    exits = ExitSplitter((meta.width, meta.height), fresh_from=_MOTION_IDS // 2)
     for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
         mark = time.perf_counter()
-        detections = tracker.track(frame)
+        detections = exits(t, tracker.track(frame))
         evidence.seconds["track"] += time.perf_counter() - mark
         if poser is not None and t >= next_pose and detections:
             mark = time.perf_counter()
@@ -417,7 +419,7 @@ def _write_instances(db: sqlite_utils.Database, frames: list[Frame],
                          "facing": pose.facing})
             sizes[d.track_id].append((x2 - x1, y2 - y1))
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
-                                        (y2 - y1) / meta.height, d.pose)
+                                        (y2 - y1) / meta.height, d.pose, (x2 - x1) / meta.width)
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
             first, _ = first_last.get(d.track_id, (index, index))
             first_last[d.track_id] = (first, index)

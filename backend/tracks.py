@@ -3,15 +3,20 @@
 The tracker (models/tracker.py) often gives one person several ids: after a missed detection or
 an occlusion the person is re-found with a new id. `clean_tracks` undoes that and removes noise:
 
-1. group detections by raw id into tracklets (time, box per sampled frame);
+1. group detections by raw id into tracklets (time, box per sampled frame); a tracklet's first box
+   may be the sighting that started it, which the association had not yet confirmed;
 2. link fragments: tracklet B continues tracklet A when B starts after A ends (never overlapping in
    time), within `max_gap_s`, near where A's motion predicts it, with a similar box height, and
-   both have the same category; links are chosen greedily, best match first;
-3. drop chains seen for less than `min_seconds` (a chain cut by the start or end of the clip is
-   kept if it has at least `min_edge_hits` detections, since its true length is unknown);
+   both have the same category, unless A stepped out at the picture's edge `LEFT_VIEW_S` or more
+   before; links are chosen greedily, best match first;
+3. drop chains seen for less than `min_seconds` over their confirmed sightings (a chain cut by
+   the start or end of the clip is kept if it has at least `min_edge_hits` of them, since its
+   true length is unknown);
 4. renumber surviving chains 1..K in order of first appearance (then left to right).
 
-`clean_tracks` returns {raw track id: final id}; raw ids missing from the dict were dropped.
+`ExitSplitter` runs before all this, frame by frame: an id the tracker revives after its object
+stepped out of view is given to someone new. `clean_tracks` returns {raw track id: final id};
+raw ids missing from the dict were dropped.
 `relabel` applies that mapping to the per-frame detections. `fill_gaps` then puts a tracked
 object back into the sampled frames where it was briefly hidden (someone walking behind another
 person): the detector sees no box there, but the object was in view, and "how many are in view
@@ -35,6 +40,7 @@ class _Tracklet:
     category: str
     times: list[float] = field(default_factory=list)
     boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+    confirmed: list[float] = field(default_factory=list)  # times the association confirmed it
 
     @property
     def start(self) -> float:
@@ -73,15 +79,19 @@ def _tracklets(frames: list[Frame]) -> dict[int, _Tracklet]:
             tr = out.setdefault(d.track_id, _Tracklet(d.track_id, d.category))
             tr.times.append(float(t))
             tr.boxes.append(tuple(float(v) for v in d.box))
+            if not d.first_sighting:
+                tr.confirmed.append(float(t))
     return out
 
 
 def _link_cost(a: _Tracklet, b: _Tracklet, max_gap_s: float, max_dist: float,
-               max_size_ratio: float) -> float | None:
+               max_size_ratio: float, size: tuple[int, int] | None = None) -> float | None:
     """Cost of "b continues a" (smaller is better), or None when b cannot continue a."""
     gap = b.start - a.end
     if a.category != b.category or gap <= 0 or gap > max_gap_s:
         return None
+    if size and gap >= LEFT_VIEW_S and _at_edge(a.boxes[-1], size):
+        return None  # a stepped out of view; b came in later
     ha, hb = a.height(first=False), b.height(first=True)
     if _ratio(ha, hb) > max_size_ratio:
         return None
@@ -99,12 +109,40 @@ def _link_cost(a: _Tracklet, b: _Tracklet, max_gap_s: float, max_dist: float,
 # A person keeps roughly their apparent height over a short absence; a box re-found 1.5x taller or
 # shorter is someone else (linking and filling both refuse it).
 MAX_SIZE_RATIO = 1.5
+# Last seen at the picture's edge and unseen this long, an object had stepped out of view: what
+# is found later, even where it left, is taken for someone else (`ExitSplitter`, linking).
+LEFT_VIEW_S = 1.0
+
+
+@dataclass
+class ExitSplitter:
+    """Gives a fresh id to what the tracker re-finds under the id of an object that stepped out
+    of view. The association keeps a lost id for a while and revives it with any box near where
+    it was lost: on TUD-Stadtmitte, someone who walked out at the left edge at 1 s had their id
+    revived by two faint boxes at that edge and then by a newcomer walking in there at 5.2 s,
+    who was never counted as an arrival. Called on every sampled frame in order."""
+
+    size: tuple[int, int]      # the frame's (width, height)
+    fresh_from: int            # first id to give; above any the tracker gives
+    _last: dict[int, tuple[float, tuple[float, ...]]] = field(default_factory=dict)
+    _renamed: dict[int, int] = field(default_factory=dict)
+
+    def __call__(self, t: float, detections: list[Detection]) -> list[Detection]:
+        out = []
+        for d in detections:
+            last = self._last.get(d.track_id)
+            if last and t - last[0] >= LEFT_VIEW_S and _at_edge(last[1], self.size):
+                self._renamed[d.track_id] = self.fresh_from
+                self.fresh_from += 1
+            self._last[d.track_id] = (t, d.box)
+            out.append(replace(d, track_id=self._renamed.get(d.track_id, d.track_id)))
+        return out
 
 
 def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0.5, *,
                  max_gap_s: float = 2.0, max_dist: float = 0.5,
                  max_size_ratio: float = MAX_SIZE_RATIO,
-                 min_edge_hits: int = 2) -> dict[int, int]:
+                 min_edge_hits: int = 2, size: tuple[int, int] | None = None) -> dict[int, int]:
     """Merge fragmented tracks, drop short ones and renumber, for one video.
 
     frames: every sampled frame of the video as (frame index, time in seconds, detections),
@@ -114,7 +152,9 @@ def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0
     max_gap_s: longest unseen gap a fragment may bridge; max_dist: allowed distance between the
         predicted and the observed position, in box heights (grows with the gap);
     max_size_ratio: largest ratio of box heights across a link; min_edge_hits: detections a chain
-        touching the first or last sampled frame needs to be kept when shorter than min_seconds.
+        touching the first or last sampled frame needs to be kept when shorter than min_seconds;
+    size: the frame's (width, height); with it, a fragment last seen at the picture's edge is
+        not continued by one found `LEFT_VIEW_S` or more later.
 
     Returns {raw track id: final id}, final ids 1..K in order of first appearance (ties broken
     left to right). Raw ids not in the dict were dropped as noise.
@@ -128,10 +168,15 @@ def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0
 
     # Greedy linking, cheapest candidate first; each tracklet has at most one successor and one
     # predecessor, so chains never overlap in time.
+    # A start the association never confirmed may begin a chain (someone seen once, missed,
+    # then found under a new id) but never extend one: as a successor it would stretch an
+    # object's exit to a stray box up to `max_gap_s` later.
     candidates = []
     for a in tracks.values():
         for b in tracks.values():
-            cost = _link_cost(a, b, max_gap_s, max_dist, max_size_ratio)
+            if not b.confirmed:
+                continue
+            cost = _link_cost(a, b, max_gap_s, max_dist, max_size_ratio, size)
             if cost is not None:
                 candidates.append((cost, a.raw_id, b.raw_id))
     successor: dict[int, int] = {}
@@ -150,10 +195,15 @@ def clean_tracks(frames: list[Frame], fps_sampled: float, min_seconds: float = 0
             chain.append(tracks[successor[chain[-1].raw_id]])
         chains.append(chain)
 
+    # Noise is judged on confirmed sightings, as before first sightings were kept: a box that
+    # started a track adds to when it was seen, not to whether it was anything.
     kept = []
     for chain in chains:
-        start, end = chain[0].start, chain[-1].end
-        hits = sum(len(t.times) for t in chain)
+        confirmed = [t for tracklet in chain for t in tracklet.confirmed]
+        if not confirmed:
+            continue
+        start, end = confirmed[0], confirmed[-1]
+        hits = len(confirmed)
         seen = end - start + dt
         at_edge = start <= t_first + 1e-6 or end >= t_last - 1e-6
         if seen + 1e-6 >= min_seconds or (at_edge and hits >= min_edge_hits):

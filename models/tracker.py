@@ -106,9 +106,10 @@ class Tracker:
             self._torch.set_num_threads(self._threads)
         if self._onnx is not None:
             self._tune_session()
+        first_sightings = self._first_sightings()
         boxes = result.boxes
         if boxes is None or boxes.id is None or len(boxes) == 0:
-            return []
+            return first_sightings
         xyxy = boxes.xyxy.cpu().numpy().tolist()
         ids = boxes.id.cpu().numpy().astype(int).tolist()
         confs = boxes.conf.cpu().numpy().tolist()
@@ -120,7 +121,23 @@ class Tracker:
             Detection(track_id=tid, category=self.categories.get(c, str(c)),
                       box=tuple(float(v) for v in box), confidence=float(p), pose=person_pose)
             for box, tid, p, c, person_pose in zip(xyxy, ids, confs, classes, poses)
-        ]
+        ] + first_sightings
+
+    def _first_sightings(self) -> list[Detection]:
+        """Boxes that started a track on this frame. The association reports a new track only
+        from its second sighting on, so someone walking in was found a sample later than they
+        were seen (0.2 s at 5 fps, 0.4 s at half that), and missed from counts on the frame they
+        came in. A start that is never seen again stays a one-sample track, which
+        `tracks.clean_tracks` drops as noise."""
+        trackers = getattr(self.model.predictor, "trackers", None)
+        if not trackers:
+            return []
+        tracker = trackers[0]
+        return [Detection(track_id=int(t.track_id), category=self.categories.get(int(t.cls), str(t.cls)),
+                          box=tuple(float(v) for v in t.xyxy), confidence=float(t.score),
+                          first_sighting=True)
+                for t in tracker.tracked_stracks
+                if not t.is_activated and t.start_frame == tracker.frame_id]
 
     def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
         """Choose this video's input size from the people on its first frames (see

@@ -26,6 +26,8 @@ class Detection:
     confidence: float
     pose: Pose | None = None  # only on the frames the pose model was run on
     colour: tuple[float, float, float] | None = None
+    # The box that started a track, which the association confirms only on its next sighting.
+    first_sighting: bool = False
 
 
 @dataclass(frozen=True)

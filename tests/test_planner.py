@@ -162,8 +162,17 @@ def test_a_computed_value_is_high_only_where_its_kind_was_measured_precise():
     assert seen == [{"operation": "in_view", "conditions": "small, crowd"}]
 
 
-@pytest.mark.parametrize("cell, high", [({"right": 9, "of": 10}, True), ({"right": 8, "of": 10}, False),
-                                        ({"right": 4, "of": 4}, False), (None, False)])
+def _cell(right, of, videos_right, videos):
+    return {"right": right, "of": of, "videos_right": videos_right, "videos": videos}
+
+
+@pytest.mark.parametrize("cell, high", [
+    (_cell(9, 10, 8, 8), True),
+    (_cell(8, 10, 8, 8), False),     # 80 % of questions
+    (_cell(4, 4, 4, 4), False),      # too few questions
+    (_cell(24, 24, 5, 5), False),    # every question right, but from 5 videos
+    (_cell(38, 40, 8, 10), False),   # 95 % of questions, yet 2 of 10 videos had a wrong one
+    (None, False)])
 def test_the_measured_precision_table_decides(cell, high):
     from backend.agent.precision import earns_high
     table = {"in_view": {"large, few": cell}} if cell else {}
@@ -208,6 +217,33 @@ def test_a_computed_number_no_option_states_takes_the_nearest_at_low_confidence(
     assert result.confidence.level == "low" and result.confidence.basis == "nearest"
     leaf = result.nodes[result.chosen_leaves[0]]
     assert "'4'" in leaf.thought and "'5'" in leaf.thought  # both values are stated
+
+
+def test_a_computed_number_halfway_between_two_options_is_one_of_those_two_at_low():
+    # Options two apart and a count off by one: 5 is as near 4 as 6. The model chooses, but
+    # only between those two; given all five, the 1.5B model once "matched" 5 to 10.
+    count = FakeTool("Count", [Observation("5 people are in view at 2.6 s.", value="5",
+                                           support="computed")])
+    planner, llm = make_planner([step("Count", "people at 2.6 s"), step("Answer", "10")],
+                                [count], n_solutions=1)
+    with pytest.raises(ValueError):  # the JSON grammar a real model writes under refuses "10"
+        planner.solve("how many people are in view at 2.6 seconds?",
+                      options=["2", "6", "10", "4", "8"])
+    schema = llm.schemas[-1]
+    assert schema.model_validate({"thought": "", "action": "Answer", "action_input": "4"})
+    with pytest.raises(ValueError):  # and no more tool calls: the value is computed
+        schema.model_validate({"thought": "", "action": "Count", "action_input": "again"})
+
+
+def test_the_model_s_pick_between_two_equally_near_options_is_flagged_low():
+    count = FakeTool("Count", [Observation("5 people are in view at 2.6 s.", value="5",
+                                           support="computed")])
+    planner, _ = make_planner([step("Count", "people at 2.6 s"), step("Answer", "6")],
+                              [count], n_solutions=1)
+    result = planner.solve("how many people are in view at 2.6 seconds?",
+                           options=["2", "6", "10", "4", "8"])
+    assert result.answer == "6"
+    assert result.confidence.level == "low" and result.confidence.basis == "nearest"
 
 
 def test_a_computed_value_an_option_writes_another_way_is_that_option():

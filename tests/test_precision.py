@@ -30,6 +30,7 @@ def test_the_committed_table_is_what_earns_high_reads():
             size, crowd = conditions.split(", ")
             assert size in ("small", "large") and crowd in ("crowd", "few")
             assert 0 <= cell["right"] <= cell["of"]
+            assert 0 <= cell["videos_right"] <= cell["videos"] <= cell["of"]
 
 
 def test_without_the_answer_checks_every_computed_measurement_is_high():

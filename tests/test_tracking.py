@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from backend.config import load as load_settings
-from backend.tracks import INTERPOLATED, clean_tracks, count_summary, fill_gaps, relabel
+from backend.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary, fill_gaps,
+                            relabel)
 from models.types import Detection
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,6 +113,59 @@ def test_edge_track_kept_and_renumbered_by_first_appearance():
     assert mapping == {4: 1, 9: 2, 3: 3}
 
 
+def _first_sighting(walk):
+    """The walk with its first box marked as the association reports it: a start not yet
+    confirmed."""
+    (k, first), *rest = walk
+    return [(k, replace(first, first_sighting=True)), *rest]
+
+
+def test_a_track_starts_where_it_was_first_seen_and_a_lone_start_is_noise():
+    main = _walk(1, 0, 30)
+    arriving = _first_sighting(_walk(2, 10, 30, x0=400, y=300))
+    lone = _first_sighting(_walk(3, 29, 30, x0=50, y=300))  # seen once at the clip's end
+    frames = _frames(main, arriving, lone)
+    mapping = clean_tracks(frames, FPS, min_seconds=0.5)
+    assert mapping == {1: 1, 2: 2}
+    kept = relabel(frames, mapping)
+    assert min(t for _, t, dets in kept for d in dets if d.track_id == 2) == 10 / FPS
+
+
+def test_a_start_counts_towards_when_not_whether():
+    # Seen 3 samples (0.6 s) with its start, 2 confirmed (0.4 s): noise, as before starts were kept.
+    brief = _first_sighting(_walk(2, 10, 13, x0=400, y=300))
+    assert clean_tracks(_frames(_walk(1, 0, 30), brief), FPS, min_seconds=0.5) == {1: 1}
+
+
+def test_an_unconfirmed_start_never_stretches_someone_elses_exit():
+    leaving = _walk(1, 0, 10, x0=100)
+    # A stray start where person 1's motion predicts them 0.4 s after they were last seen.
+    stray = _first_sighting(_walk(5, 12, 13, x0=100 + 10 * 12))
+    frames = _frames(leaving, stray, _walk(2, 0, 30, x0=400, vx=0, y=300))
+    kept = relabel(frames, clean_tracks(frames, FPS, min_seconds=0.5))
+    assert max(t for _, t, dets in kept for d in dets if d.track_id == 1) == 9 / FPS
+
+
+def test_an_id_revived_after_its_object_stepped_out_belongs_to_someone_new():
+    size = (640, 480)
+    split = ExitSplitter(size, fresh_from=1000)
+    leaving = [(k, Detection(3, "person", (max(0.0, 100 - 30 * k), 100, 150 - 30 * k, 320), 0.9))
+               for k in range(5)]                            # walks out at the left edge
+    newcomer = [(k, Detection(3, "person", (2 + 8 * (k - 26), 110, 32 + 8 * (k - 26), 290), 0.7))
+                for k in range(26, 30)]                      # the tracker's id, 4.4 s later
+    hidden = [(k, Detection(4, "person", (300, 100, 350, 300), 0.9)) for k in (0, 1, 9, 10)]
+    frames = _frames(leaving, newcomer, hidden)
+    renamed = [(i, t, split(t, dets)) for i, t, dets in frames]
+    ids = {(k, d.box[0] < 200): d.track_id for k, _, dets in renamed for d in dets}
+    assert {ids[(k, True)] for k in range(5)} == {3}
+    assert {ids[(k, True)] for k in range(26, 30)} == {1000}
+    assert {ids[(k, False)] for k in (0, 1, 9, 10)} == {4}  # hidden mid-picture: the same person
+    # Nor does linking join them: the newcomer is an arrival, not person 3 coming back.
+    relinked = _frames(leaving, [(k, replace(d, track_id=8)) for k, d in newcomer])
+    mapping = clean_tracks(relinked, FPS, min_seconds=0.5, max_gap_s=5.0, size=size)
+    assert mapping[3] != mapping[8]
+
+
 def _sample_indices(n_frames: int, native_fps: float, fps: float) -> list[int]:
     step = native_fps / fps if 0 < fps < native_fps else 1.0
     out, k = [], 0
@@ -189,6 +244,23 @@ def test_tud_campus_counts_match_ground_truth(tud, runtime):
     tracker.reset()  # a new video starts from id 1 again
     again = tracker.track(decord.VideoReader(str(TUD_VIDEO))[0].asnumpy())
     assert again and min(d.track_id for d in again) == 1
+
+
+def test_someone_walking_in_is_timed_from_the_sample_they_were_first_seen(tud):
+    # TUD-Campus: the last of its 8 people comes into view 1.8 s in. The association confirms a
+    # track on its second sighting; timed from there, that arrival read 2.4 s, a sample later
+    # than the detector first found the person, and a workload's nearest option was then 2.5 s.
+    _, frames = tud("onnx")
+    assert any(d.first_sighting for _, _, dets in frames for d in dets)
+    kept = relabel(frames, clean_tracks(frames, FPS, load_settings().min_track_seconds))
+    firsts = defaultdict(lambda: float("inf"))
+    for _, t, dets in kept:
+        for d in dets:
+            firsts[d.track_id] = min(firsts[d.track_id], t)
+    truth = max(min(i for i, ids in _tud_truth().items() if pid in ids) for pid in
+                set().union(*_tud_truth().values())) / 25
+    assert truth == pytest.approx(1.8, abs=0.05)
+    assert abs(max(firsts.values()) - truth) <= 1 / FPS + 1e-6
 
 
 def test_onnx_counts_people_per_frame_no_worse_than_torch(tud):

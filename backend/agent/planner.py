@@ -229,18 +229,23 @@ def _number_and_unit(text: str) -> tuple[float, str] | None:
     return float(words[numbers[0]]), " ".join(w for i, w in enumerate(words) if i != numbers[0])
 
 
-def nearest_option(value: str, options: list[str]) -> int | None:
-    """The option whose number is nearest a computed number that no option states, where every
-    option is a number in the same unit as the value's (or the value has none); None when that
-    is not so, or two options are equally near."""
+def nearest_options(value: str, options: list[str]) -> list[int]:
+    """The options whose numbers are nearest a computed number that no option states (two when
+    it lies halfway between them), where every option is a number in the same unit as the
+    value's (or the value has none); [] when that is not so."""
     got = _number_and_unit(value)
     offered = [_number_and_unit(o) for o in options]
     if got is None or any(o is None for o in offered) or len({o[1] for o in offered}) != 1 \
             or got[1] not in ("", offered[0][1]):
-        return None
+        return []
     distances = [abs(number - got[0]) for number, _ in offered]
-    best = min(distances)
-    return distances.index(best) if distances.count(best) == 1 else None
+    return [i for i, d in enumerate(distances) if d == min(distances)]
+
+
+def nearest_option(value: str, options: list[str]) -> int | None:
+    """The one option nearest a computed number (`nearest_options`), None unless there is one."""
+    nearest = nearest_options(value, options)
+    return nearest[0] if len(nearest) == 1 else None
 
 
 def option_labels(options: list[str]) -> list[str]:
@@ -301,7 +306,9 @@ class Planner:
         self.on_step = on_step or (lambda node: None)
 
     def _step_schema(self, options: list[str] | None,
-                     exclude: str | tuple[str, ...] | None = None) -> type[BaseModel]:
+                     exclude: str | tuple[str, ...] | None = None,
+                     allowed: list[int] | None = None) -> type[BaseModel]:
+        """allowed: the options an answer may pick (all when None)."""
         excluded = (exclude,) if isinstance(exclude, str) else exclude or ()
         tools = tuple(a for a in self.tools if a not in excluded)
         # Length caps go into the JSON grammar: small models otherwise ramble until cut off.
@@ -311,8 +318,10 @@ class Planner:
             actions = tuple(a for a in (*tools, ANSWER) if a not in excluded)
             return create_model("Step", thought=thought, action=(Literal[actions], ...),
                                 action_input=tool_input)
+        labels = option_labels(options)
         answer = create_model("AnswerStep", thought=thought, action=(Literal[ANSWER], ...),
-                              action_input=(Literal[tuple(option_labels(options))], ...))
+                              action_input=(Literal[tuple(labels[i] for i in allowed or
+                                                          range(len(labels)))], ...))
         if not tools:
             return answer
         use_tool = create_model("ToolStep", thought=thought, action=(Literal[tools], ...),
@@ -420,12 +429,21 @@ class Planner:
                     "observation": n.observation} for n in path]
         earlier = {(n.action, n.action_input.lower()) for n in path}
 
+        # A computed number halfway between two options: either is as near, and the model
+        # chooses between those two only (a small model otherwise "matched" a far option).
+        halfway = (nearest_options(parent.value, q.options)
+                   if self.config.grounded and q.options and parent.support == "computed" else [])
+        halfway = halfway if len(halfway) > 1 else None
+
         def ask(avoid: list[str], exclude: str | tuple[str, ...] | None = None):
             if self._exhausted(q):
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 q.text, q.options, history, avoid, q.context)
-            step = self.ctx.complete(messages, response_model=self._step_schema(q.options, exclude)).parsed
+            if halfway:
+                exclude = tuple(self.tools)
+            schema = self._step_schema(q.options, exclude, allowed=halfway)
+            step = self.ctx.complete(messages, response_model=schema).parsed
             step = getattr(step, "root", step)
             step.action_input = step.action_input.strip()
             return step
@@ -462,6 +480,8 @@ class Planner:
             node.failure = f"repeated step: {node.action}({node.action_input})"
         elif node.action == ANSWER:
             self._finish(q, node, path)
+            if halfway and node.option in halfway:
+                node.support = "nearest"  # one of the nearest options, flagged like the one
         else:
             self._observe(node, self.tools[node.action].run(node.action_input, self.ctx))
         self.on_step(node)

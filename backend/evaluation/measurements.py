@@ -28,16 +28,19 @@ from backend.evaluation import workload
 
 # workload need -> the typed operation the agent's tools answer it with (about people)
 NEED_OPERATIONS = {"count_at": "in_view", "most_at_once": "most_at_once",
-                   "count_distinct": "count_distinct", "direction": "movement"}
+                   "count_distinct": "count_distinct", "direction": "movement",
+                   "first_exit": "first_appearance", "last_arrival": "first_appearance"}
 
 
 def measure(ground_truth: Path, settings: Settings, count: int = 400, seed: int = 0,
             progress: Callable[[str], None] = lambda line: None) -> dict:
-    """{half: {operation: {conditions: {"right", "of"}}}} and the questions asked."""
+    """{half: {operation: {conditions: {"right", "of", "videos_right", "videos"}}}} and the
+    questions asked: questions right, and videos whose every question was right."""
     from backend.ingest import ingest
     from backend.library import Library
 
     counts: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: {"right": 0, "of": 0})))
+    per_video: dict = defaultdict(lambda: True)  # (half, operation, conditions, video): all right
     with tempfile.TemporaryDirectory(prefix="memoryreel-measurements-") as tmp:
         out = Path(tmp) / "workload.csv"
         workload.make_external_workload(ground_truth, out, settings, count=count, seed=seed)
@@ -59,10 +62,18 @@ def measure(ground_truth: Path, settings: Settings, count: int = 400, seed: int 
                                     words=""), r["question"], tables[r["video"]])
             if result.support != "computed":
                 continue  # never a candidate for high
-            cell = counts[r["half"]][operation][tables[r["video"]].conditions]
+            conditions = tables[r["video"]].conditions
+            cell = counts[r["half"]][operation][conditions]
             options = [r[f"a{i}"] for i in range(workload.N_OPTIONS)]
+            right = option_for_value(result.value, options) == int(r["answer"])
             cell["of"] += 1
-            cell["right"] += option_for_value(result.value, options) == int(r["answer"])
+            cell["right"] += right
+            key = (r["half"], operation, conditions, r["video"])
+            per_video[key] = per_video[key] and right
+    for (half, operation, conditions, _), right in per_video.items():
+        cell = counts[half][operation][conditions]
+        cell["videos"] = cell.get("videos", 0) + 1
+        cell["videos_right"] = cell.get("videos_right", 0) + right
     return {"questions": len(rows), "halves": json.loads(json.dumps(counts))}
 
 

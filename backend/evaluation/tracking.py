@@ -168,7 +168,7 @@ def _direction_right(pairs: dict, frame_size: tuple[int, int]) -> float | None:
 
     def phrase(boxes: list[tuple[int, Box]]) -> str:
         points = [TrackPoint(t=frame, cx=(b[0] + b[2]) / 2 / width, cy=(b[1] + b[3]) / 2 / height,
-                             h=(b[3] - b[1]) / height) for frame, b in boxes]
+                             h=(b[3] - b[1]) / height, w=(b[2] - b[0]) / width) for frame, b in boxes]
         return motion(points).split(" and ")[0]
 
     judged = right = 0
