@@ -218,7 +218,8 @@ def test_knowledge_and_iterative_memory_tools(ingested, library_settings, tmp_pa
 ])
 def test_the_real_small_model_can_only_answer_with_an_option(question, options, tempting):
     from backend.agent import prompts
-    from backend.agent.planner import Planner, option_labels
+    from backend.agent.options import option_labels
+    from backend.agent.planner import Planner
     from models.llama_server import get_embedded
     from models.weights import qwen_gguf
 

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import ValidationError
 
-from backend.agent.planner import (Node, Planner, PlannerConfig, backpropagate, choose_option,
-                                   select_node, softmax)
+from backend.agent.options import choose_option
+from backend.agent.planner import Node, Planner, PlannerConfig, backpropagate, select_node, softmax
 from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
 from models.llm import LLMBadReply, LLMUnavailable, OpenAIChat, Usage
 from tests.fakes import FakeTool, ScriptedLLM, base_url, send_json, serving, step
@@ -203,7 +203,7 @@ def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
     ("4", ["yes", "no"], None),                            # options that are not numbers
 ])
 def test_the_nearest_option_to_a_computed_number(value, options, expected):
-    from backend.agent.planner import nearest_option
+    from backend.agent.options import nearest_option
     assert nearest_option(value, options) == expected
 
 

@@ -19,7 +19,7 @@ import pytest
 import sqlite_utils
 
 from backend import cli, schema
-from backend.agent.planner import option_for_value
+from backend.agent.options import option_for_value
 from backend.agent.queries import TypedQuery, VideoTables, run
 from backend.agent.timephrases import resolve
 from backend.evaluation import questions, workload

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from backend.agent import precision
-from backend.agent.planner import option_for_value
+from backend.agent.options import option_for_value
 from backend.agent.queries import TypedQuery, run
 from backend.agent.video_tables import VideoTables
 from backend.config import Settings

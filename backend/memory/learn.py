@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from backend import episodic
 from backend.agent import prompts
-from backend.agent.planner import option_for_value
+from backend.agent.options import option_for_value
 from backend.agent.tools import ToolContext
 from backend.answer import Answer, Lesson, Step
 from backend.memory.recall import assess

@@ -1,0 +1,91 @@
+"""Which option an answer or a computed value names: by its number, letter or text; by the
+same words (number words are numbers); by the nearest number in the same unit; and the options
+as the planner's answer grammar spells them.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def choose_option(text: str, options: list[str]) -> int | None:
+    """The option an answer names: its number, its letter, or its text."""
+    cleaned = text.strip().lower().rstrip(".")
+    number = re.fullmatch(r"(?:option\s*)?\(?(\d+)\)?(?:[.):].*)?", cleaned)
+    if number and int(number.group(1)) < len(options):
+        return int(number.group(1))
+    letter = re.fullmatch(r"(?:option\s*)?\(?([a-e])\)?(?:[.):].*)?", cleaned)
+    if letter and "abcde".index(letter.group(1)) < len(options):
+        return "abcde".index(letter.group(1))
+    lowered = [o.strip().lower() for o in options]
+    if cleaned in lowered:
+        return lowered.index(cleaned)
+    contained = [i for i, o in enumerate(lowered) if o and re.search(rf"\b{re.escape(o)}\b", cleaned)]
+    if len(contained) == 1:
+        return contained[0]
+    words = set(re.findall(r"\w+", cleaned))
+    overlaps = [len(words & set(re.findall(r"\w+", o))) / max(1, len(set(re.findall(r"\w+", o))))
+                for o in lowered]
+    best = max(range(len(options)), key=lambda i: overlaps[i])
+    return best if overlaps[best] >= 0.6 and overlaps.count(overlaps[best]) == 1 else None
+
+
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _normalised(text: str) -> str:
+    words = re.findall(r"[\w']+", text.lower())
+    words = [_NUMBER_WORDS.get(w, w) for w in words if w not in ("a", "an", "the")]
+    return " ".join(words)
+
+
+def option_for_value(value: str, options: list[str]) -> int | None:
+    """The one option that says exactly what a tool computed ('3' and 'three', 'bottom right'),
+    or None when none or several do."""
+    if not value:
+        return None
+    wanted = _normalised(value)
+    matches = [i for i, o in enumerate(options) if _normalised(o) == wanted]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _number_and_unit(text: str) -> tuple[float, str] | None:
+    """'5' -> (5, ''), 'five people' -> (5, 'people'), '12.5 s' -> (12.5, 's'); None unless
+    the text holds exactly one number."""
+    words = [_NUMBER_WORDS.get(w, w) for w in re.findall(r"\d+(?:\.\d+)?|[a-z']+", text.lower())
+             if w not in ("a", "an", "the")]
+    numbers = [i for i, w in enumerate(words) if w[0].isdigit()]
+    if len(numbers) != 1:
+        return None
+    return float(words[numbers[0]]), " ".join(w for i, w in enumerate(words) if i != numbers[0])
+
+
+def nearest_options(value: str, options: list[str]) -> list[int]:
+    """The options whose numbers are nearest a computed number that no option states (two when
+    it lies halfway between them), where every option is a number in the same unit as the
+    value's (or the value has none); [] when that is not so."""
+    got = _number_and_unit(value)
+    offered = [_number_and_unit(o) for o in options]
+    if got is None or any(o is None for o in offered) or len({o[1] for o in offered}) != 1 \
+            or got[1] not in ("", offered[0][1]):
+        return []
+    distances = [abs(number - got[0]) for number, _ in offered]
+    return [i for i, d in enumerate(distances) if d == min(distances)]
+
+
+def nearest_option(value: str, options: list[str]) -> int | None:
+    """The one option nearest a computed number (`nearest_options`), None unless there is one."""
+    nearest = nearest_options(value, options)
+    return nearest[0] if len(nearest) == 1 else None
+
+
+def option_labels(options: list[str]) -> list[str]:
+    """Options as the grammar's enum: their texts, made distinct where two are written alike."""
+    labels: list[str] = []
+    for option in options:
+        label = option.strip() or "(empty)"
+        while label in labels:
+            label += " (again)"
+        labels.append(label)
+    return labels
