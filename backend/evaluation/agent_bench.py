@@ -1,9 +1,9 @@
 """`bench agent`: accuracy and cost of each agent on one multiple-choice question file.
 
 Every question of a NExT-QA-layout CSV (default ../shared/eval/dev-qa.csv) is asked as multiple
-choice, its clips ingested into the library first where needed, once per agent (the grounded one
-and the earlier free-SQL one by default), side by side in one run; the figures are percentiles
-and means per agent.
+choice, its clips ingested afresh into a library of the run's own, by each agent (the grounded
+one and the earlier free-SQL one by default), side by side in one run; the figures are
+percentiles and means per agent.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     run, each with its own empty memory (so the first answers learn, as a new user's would).
 
     variants: settings to run each agent under, as environment overrides ({} for the settings
-    as they are); a variant that changes any setting gets a library of its own, so its videos
-    are ingested under it too. half: only the workload rows of that half ("tune" or "report").
+    as they are). Each variant ingests the videos into a library of its own: one ingested
+    earlier, by older code, would be measured instead of the code as it is. half: only the
+    workload rows of that half ("tune" or "report").
     Seconds to the answer are wall-clock from the question to the answer, learning excluded
     (and the embedded LLM server's start-up, done before the first question); learning's
     seconds are reported apart. ask_fn: `ask`'s stand-in for tests, by default the real agent.
@@ -47,8 +48,8 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
     runs = {}
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-agent-") as root:
         for v, overrides in enumerate(variants or [{}]):
-            run_settings = settings if not overrides else replace(
-                config.with_overrides(settings, overrides), home=Path(root) / f"library-{v}")
+            run_settings = replace(config.with_overrides(settings, overrides),
+                                   home=Path(root) / f"library-{v}")
             video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), run_settings)
             if ask_fn is None:
                 start_llm(run_settings)
