@@ -17,7 +17,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from backend.agent import coverage, precision, prompts, routing
-from backend.agent.planner import Node, Planner, PlannerConfig
+from backend.agent.planner import GivenStep, Node, Planner, PlannerConfig
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
 from backend.config import Settings
@@ -103,8 +103,12 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
-    if given is None and config.grounded and settings.answer_checks:
-        given = routing.first_step(standalone, tables)
+    if config.grounded and settings.answer_checks and \
+            (routed := routing.first_step(standalone, tables)) is not None and \
+            (given is None or _operation(given) != _operation(routed)):
+        # The question's own words outrank a similar question's memory: a count replayed for
+        # "how many seconds in does the last person arrive" was answered with a time.
+        given = routed
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
@@ -141,6 +145,10 @@ def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -
     except LLMError:
         return question
     return rewritten.strip() or question
+
+
+def _operation(step: GivenStep) -> str:
+    return step.observation.query.get("operation", "")
 
 
 def _decided_by(result, recalled: Recall) -> EntryRef | None:

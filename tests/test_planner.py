@@ -199,7 +199,9 @@ def test_a_value_no_option_states_leaves_the_answer_to_the_llm():
     ("4", ["two", "three", "six", "eight", "ten"], 1),     # number words are numbers
     ("12.4 s", ["3.0 s", "12.0 s", "20.0 s"], 1),          # the same unit
     ("4", ["3", "5", "7"], None),                          # two equally near: no pick
-    ("4", ["3 s", "5 s", "9 s"], None),                    # a count is no time
+    ("4", ["1 s", "5 s", "9 s"], None),                    # a count is no time
+    ("4", ["1 person", "5 people", "9 people"], None),     # units that differ: no pick
+    ("4", ["2 people", "5 people", "9 people"], 1),        # a count of the options' kind
     ("4", ["yes", "no"], None),                            # options that are not numbers
 ])
 def test_the_nearest_option_to_a_computed_number(value, options, expected):

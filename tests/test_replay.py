@@ -214,3 +214,26 @@ def test_a_memory_folder_from_before_gains_the_new_columns(video):
                            "times": [], "verdict": "v", "support": 1,
                            "asked": Asked().to_json(), "query": ""}, vector)
     assert {e.id: e.asked for e in store.list(kind="semantic")}["sem-old"] == ""
+
+
+def test_a_question_s_own_words_outrank_a_similar_question_s_workflow(video):
+    entry, settings, *_ = video
+    distinct = {"operation": "count_distinct", "target": "people", "time": "", "until": "",
+                "words": ""}
+    tables = queries.VideoTables(entry.db_path)
+    people = queries.run(queries.TypedQuery(**distinct), "how many people", tables).value
+    first_llm = ScriptedLLM([step("Count", "how many people show up in the clip"), distinct,
+                             {"task_type": "descriptive", "complexity": 0.2}])
+    ask(entry.video_id, "how many people show up in the clip", replace(settings, answer_checks=False),
+        options=_options(int(people)), llm=first_llm)
+
+    # Worded alike, but asking a time: the count it would replay ("8") is no answer to it.
+    arrival = queries.run(queries.TypedQuery(**{**distinct, "operation": "first_appearance"}),
+                          "when does the last person show up", tables).value
+    times = ["0.0 s", arrival, "2.8 s"]
+    second = ask(entry.video_id, "how many seconds into the clip does the last person show up",
+                 settings, options=times, llm=ScriptedLLM([{"task_type": "temporal",
+                                                             "complexity": 0.3}]))
+    assert "procedural" in [r.kind for r in second.memory.replayed], "the count was recalled"
+    assert second.evidence[0].query["operation"] == "first_appearance"
+    assert second.answer == arrival and second.memory.decided_by is None

@@ -61,14 +61,20 @@ def _number_and_unit(text: str) -> tuple[float, str] | None:
     return float(words[numbers[0]]), " ".join(w for i, w in enumerate(words) if i != numbers[0])
 
 
+# Units of time: a time and a plain number (a count) are never the same kind of value.
+_TIMES = {"s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes"}
+
+
 def nearest_options(value: str, options: list[str]) -> list[int]:
     """The options whose numbers are nearest a computed number that no option states (two when
     it lies halfway between them), where every option is a number in the same unit as the
-    value's (or the value has none); [] when that is not so."""
+    value's (or the value has none, and the options are no times); [] when that is not so."""
     got = _number_and_unit(value)
     offered = [_number_and_unit(o) for o in options]
-    if got is None or any(o is None for o in offered) or len({o[1] for o in offered}) != 1 \
-            or got[1] not in ("", offered[0][1]):
+    if got is None or any(o is None for o in offered) or len({o[1] for o in offered}) != 1:
+        return []
+    unit = offered[0][1]
+    if got[1] != unit and (got[1] or unit in _TIMES):
         return []
     distances = [abs(number - got[0]) for number, _ in offered]
     return [i for i, d in enumerate(distances) if d == min(distances)]

@@ -13,7 +13,7 @@ measures them yet) stays at most medium.
 
 Videos count, not only questions: the questions about one video ask one measurement several
 ways and are right or wrong together. Most at once in large crowds was right on 24 of 24 tuning
-questions from 5 videos, and on 12 of 27 reporting ones (two Campus variants off by one).
+questions from 5 videos, and on 6 of 27 reporting ones (a person too many or too few).
 """
 
 from __future__ import annotations
