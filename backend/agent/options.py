@@ -41,8 +41,8 @@ def _normalised(text: str) -> str:
 
 
 def option_for_value(value: str, options: list[str]) -> int | None:
-    """The one option that says exactly what a tool computed ('3' and 'three', 'bottom right'),
-    or None when none or several do."""
+    """The one option that says exactly what a tool computed ('3' and 'three', 'an umbrella'
+    and 'Umbrella'), or None when none or several do."""
     if not value:
         return None
     wanted = _normalised(value)
