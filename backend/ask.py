@@ -104,11 +104,12 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
     if config.grounded and settings.answer_checks and \
-            (routed := routing.first_step(standalone, tables)) is not None and \
-            (given is None or _operation(given) != _operation(routed)):
+            (route := routing.route(standalone, tables.duration)) is not None and \
+            (given is None or _operation(given) != route[0]):
         # The question's own words outrank a similar question's memory: a count replayed for
-        # "how many seconds in does the last person arrive" was answered with a time.
-        given = routed
+        # "how many seconds in does the last person arrive" was answered with a time. A replay
+        # of the routed operation stands, and its query is not run twice.
+        given = routing.first_step(standalone, tables) or given
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
