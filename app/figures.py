@@ -5,7 +5,8 @@ checked from a recorded answer. Every figure has the same look (`_base_layout`),
 with nothing to draw gives a figure that says so instead of an empty grid.
 
 Colours mean the same thing everywhere: a tracked object keeps the colour of its boxes in the
-key frames (`backend.frames.colour_for`), things the answer did not use are grey, and the
+key frames (`backend.ingest.frames.colours`: by kind where a video shows several kinds, else by
+object), things the answer did not use are grey, and the
 answer's own evidence (times, chosen planner path, replayed memories) is drawn in ACCENT.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from backend.frames import colour_for
+from backend.ingest.frames import colours
 
 ACCENT = "#f59e0b"
 UNUSED = "#cbd5e1"
@@ -105,6 +106,10 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     used = None if highlight is None else set(highlight)
     rows = sorted(instances, key=lambda i: i["id"])
     labels = [f"#{i['id']} {i.get('category') or 'object'}" for i in rows]
+    colour_of = colours([{"id": i["id"], "category": i.get("category") or "object"} for i in rows])
+    # Several kinds: one legend entry per kind, which hides or shows all its rows when clicked.
+    by_kind = len({i.get("category") for i in rows}) > 1
+    listed: set[str] = set()
     fig = go.Figure()
     for inst, label in zip(rows, labels):
         iid = inst["id"]
@@ -120,12 +125,15 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
         if used is not None:
             lines.append("<b>used by this answer</b>" if is_used else "not used by this answer")
         fig.add_trace(go.Bar(
-            name=label, orientation="h", y=[label] * len(intervals),
+            name=(inst.get("category") or "object") if by_kind else label, orientation="h",
+            y=[label] * len(intervals),
             base=[start for start, _ in intervals],
             # A one-sample appearance still needs a visible bar.
             x=[max(end - start, duration / 400 if duration > 0 else 0.05)
                for start, end in intervals],
-            marker=dict(color=colour_for(iid) if is_used else UNUSED,
+            legendgroup=inst.get("category") or "object",
+            showlegend=by_kind and _first(listed, inst.get("category") or "object"),
+            marker=dict(color=colour_of[iid] if is_used else UNUSED,
                         line=dict(color=INK if used and is_used else "rgba(0,0,0,0)", width=1.5)),
             opacity=1.0 if is_used else 0.7, width=0.6,
             hovertext=["<br>".join(lines)] * len(intervals),
@@ -152,6 +160,10 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
         layout["margin"]["t"] = 84
     if evidence:
         layout["yaxis2"] = dict(overlaying="y", range=[0, 1], visible=False, fixedrange=True)
+    if by_kind:
+        layout.update(showlegend=True, legend=dict(
+            title=dict(text="kinds (click to hide or show)"), orientation="h", y=-0.12,
+            font=dict(size=12)))
     fig.update_layout(**layout, barmode="overlay", bargap=0.35)
     pad = max(duration, 0.1) * 0.01  # keeps a marker at 0 s or at the end off the frame
     fig.update_xaxes(title_text="time in the video (s)", range=[-pad, max(duration, 0.1) + pad],
@@ -159,6 +171,14 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     fig.layout.yaxis.update(categoryorder="array", categoryarray=labels, autorange="reversed",
                             showgrid=False)
     return fig
+
+
+def _first(seen: set[str], kind: str) -> bool:
+    """Whether this is the first row of its kind (which carries the kind's legend entry)."""
+    if kind in seen:
+        return False
+    seen.add(kind)
+    return True
 
 
 # -- memory replay counts -------------------------------------------------------------------

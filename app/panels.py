@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from app import figures
-from backend import frames
+from backend.ingest import frames
 from backend.library import VideoEntry
 from backend.sql_runner import run_query
 

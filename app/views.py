@@ -51,20 +51,31 @@ def _table(entry: VideoEntry, sql: str) -> dict:
     return {"headers": result.columns, "data": [list(r) for r in result.rows]}
 
 
+def _listed(value) -> str:
+    """A model's name, or a list of what it reports, shortened past a handful (80 kinds)."""
+    if not isinstance(value, list):
+        return str(value)
+    return ", ".join(value) if len(value) <= 6 else f"{len(value)} kinds"
+
+
 def summary(entry: VideoEntry) -> dict:
     """Everything the summary panel shows for one video."""
     info = entry.info()
     tables = info["tables"]
     people = _table(entry, SUMMARY_QUERIES["instances"])
+    kinds = run_query(entry.db_path, "SELECT category, COUNT(*) FROM instances GROUP BY category "
+                                     "ORDER BY COUNT(*) DESC", timeout_s=5.0, max_rows=100).rows
     facts = (
         f"### {info['name']}\n"
         f"{info['duration']:.1f} s · {info['width']}×{info['height']} · {info['fps']:.1f} fps · "
         f"{'with' if info['has_audio'] else 'no'} audio · id `{entry.video_id}`\n\n"
-        f"**{tables['instances']}** tracked objects · **{tables['detections']}** boxes · "
+        f"**{tables['instances']}** tracked objects"
+        + (f" ({', '.join(f'{n} {kind}' for kind, n in kinds)})" if kinds else "")
+        + f" · **{tables['detections']}** boxes · "
         f"**{tables['timeline']}** timeline steps · **{tables['speech']}** speech segments · "
         f"**{tables['ocr']}** text reads\n\n"
-        f"Models: " + ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}"
-                                for k, v in info["models"].items() if v)
+        f"Models: " + ", ".join(f"{k}: {_listed(v)}" for k, v in info["models"].items() if v)
+        + "".join(f"\n\n**Warning:** {w}" for w in info.get("warnings", []))
     )
     return {"facts": facts, "instances": people, "speech": _table(entry, SUMMARY_QUERIES["speech"]),
             "ocr": _table(entry, SUMMARY_QUERIES["ocr"]), "video": str(entry.playable),

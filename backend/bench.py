@@ -50,7 +50,7 @@ def concat_copies(source: Path, target: Path, copies: int) -> None:
 def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) -> dict:
     env = dict(os.environ, MEMORYREEL_HOME=str(home), **(overrides or {}))
     code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
-            "from backend.ingest import ingest; "
+            "from backend.ingest.pipeline import ingest; "
             "r = ingest(Path(sys.argv[1]), config.load()).as_dict(); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
             "r['peak_rss_mb'] = u.ru_maxrss / 1024; r['cpu_s'] = u.ru_utime + u.ru_stime; "
@@ -128,7 +128,7 @@ def _tracked_frames(db_path: Path, track_fps: float,
     by time, the person detections written for them, and the frame's (width, height)."""
     import sqlite_utils
 
-    from backend import decode
+    from backend.ingest import decode
 
     db = sqlite_utils.Database(db_path)
     try:

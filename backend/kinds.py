@@ -11,22 +11,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-COCO = (
-    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
-    "traffic light", "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog",
-    "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella",
-    "handbag", "tie", "suitcase", "frisbee", "skis", "snowboard", "sports ball", "kite",
-    "baseball bat", "baseball glove", "skateboard", "surfboard", "tennis racket", "bottle",
-    "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple", "sandwich", "orange",
-    "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch", "potted plant",
-    "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard", "cell phone",
-    "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase", "scissors",
-    "teddy bear", "hair drier", "toothbrush",
-)
+from models.coco import CLASSES as COCO
+
 # Animals and vehicles people ask about that no COCO class covers.
 BEYOND_COCO = ("squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish", "chicken",
                "goat", "pig", "monkey", "lion", "tiger", "van", "tram", "tractor", "scooter",
                "helicopter", "ship")
+
+# What a question may ask for by a broader word ("which vehicle", "what animals").
+GROUPS = {
+    "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "van",
+                "tram", "tractor", "scooter", "helicopter", "ship"),
+    "animal": ("bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra",
+               "giraffe", "squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish",
+               "chicken", "goat", "pig", "monkey", "lion", "tiger"),
+}
+GROUP_WORDS = {"vehicle": "vehicle", "vehicles": "vehicle", "animal": "animal",
+               "animals": "animal", "pet": "animal", "pets": "animal"}
 
 # Other words for a kind (their plurals follow by rule).
 SYNONYMS = {

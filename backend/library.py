@@ -93,8 +93,13 @@ class VideoEntry:
         finally:
             db.close()
         row["models"] = json.loads(row["models"] or "{}")
-        return {"video_id": self.video_id, **{k: v for k, v in row.items() if k != "id"},
+        info = {"video_id": self.video_id, **{k: v for k, v in row.items() if k != "id"},
                 "tables": self.table_counts()}
+        objects = str(row["models"].get("objects", ""))
+        if objects.startswith("unavailable: "):
+            info["warnings"] = [f"everyday objects were not tracked, only people and moving "
+                                f"things: {objects.removeprefix('unavailable: ')}"]
+        return info
 
     def table_counts(self) -> dict[str, int]:
         db = sqlite_utils.Database(self.db_path)

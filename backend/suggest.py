@@ -69,6 +69,13 @@ def _counted_kind(db_path: Path) -> str | None:
     return f"how many {_plural(rows[0]['category'])} appear in the video" if rows else None
 
 
+def _kinds(db_path: Path) -> str | None:
+    """Where the detectors named more than one kind (cars and a bus, bottles and people)."""
+    rows = _rows(db_path, f"SELECT COUNT(DISTINCT category) AS n FROM instances "
+                          f"WHERE category != '{MOVING}'")
+    return "what kinds of things appear in the video" if rows[0]["n"] > 1 else None
+
+
 def _movement(db_path: Path) -> str | None:
     """Which way the kind that moves most often goes (people walking, cars passing)."""
     rows = _rows(db_path, f"SELECT category, COUNT(*) AS n FROM instances WHERE action LIKE "
@@ -109,4 +116,4 @@ def _captions(db_path: Path) -> str | None:
     return f"what can be seen {_at(rows[0]['t_start'])}" if rows else None
 
 
-_TEMPLATES = (_speech, _text, _counted_kind, _moving_object, _captions, _shots, _movement)
+_TEMPLATES = (_speech, _text, _counted_kind, _kinds, _moving_object, _captions, _shots, _movement)

@@ -1,6 +1,6 @@
 """Frame captioners: one interface, `caption(frame_rgb) -> str`, three model-backed kinds.
 
-No captioning model ships on PyPI, so the default is no captioner at all (backend/describe.py
+No captioning model ships on PyPI, so the default is no captioner at all (backend/ingest/describe.py
 writes descriptions from evidence). Users with an endpoint, a multimodal GGUF or a hub choose
 one of these. A vision endpoint and a local llama.cpp multimodal model are the same code:
 `ChatCaptioner` over an OpenAI-compatible chat client (`models.llm.OpenAIChat`), so both report

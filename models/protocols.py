@@ -18,7 +18,7 @@ from models.llm import ChatModel
 from models.pose import Box
 from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
 
-__all__ = ["Captioner", "ChatModel", "Embedder", "MovingObjectTracker", "ObjectTracker",
+__all__ = ["Captioner", "ChatModel", "Embedder", "KindsTracker", "MovingObjectTracker", "ObjectTracker",
            "PoseModel", "SceneModel", "SpeechModel", "TextModel"]
 
 
@@ -33,6 +33,18 @@ class ObjectTracker(Protocol):
 
     def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
         """Choose the input size (at most `largest`) for this video from its first frames."""
+
+    def reset(self) -> None:
+        """Forget the tracks of the previous video."""
+
+
+class KindsTracker(Protocol):
+    """Detector + tracker of everyday objects of named kinds (not people) in one video."""
+
+    name: str
+    categories: dict[int, str]  # class id -> kind, everything it can report
+
+    def track(self, frame_rgb: np.ndarray) -> list[Detection]: ...
 
     def reset(self) -> None:
         """Forget the tracks of the previous video."""

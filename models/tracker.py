@@ -16,7 +16,7 @@ Usage:
                                               # the weights give keypoints (tracker.gives_pose)
     tracker.reset()                           # before the next video
 
-Track ids are the association step's raw ids; `backend.tracks.clean_tracks` merges fragments, drops noise
+Track ids are the association step's raw ids; `backend.ingest.tracks.clean_tracks` merges fragments, drops noise
 and renumbers them for a whole video.
 """
 

@@ -107,7 +107,7 @@ def library_settings(tmp_path_factory) -> config.Settings:
 @pytest.fixture(scope="session")
 def ingested(library_settings):
     """ingested(name) -> IngestResult; each clip is ingested once per test run."""
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
 
     done = {}
 

@@ -179,6 +179,12 @@ class FakeModels:
     def motion(self) -> FakeMotion:
         return FakeMotion()
 
+    @property
+    def objects(self):
+        from models.weights import WeightsError
+
+        raise WeightsError("the fakes track no everyday objects")
+
     def scenes(self, fps: float):
         from models.scenes import SceneAnalyser
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import backend.ingest  # noqa: E402 - after the repository is on the path
+import backend.ingest.pipeline  # noqa: E402 - after the repository is on the path
 from backend import cli  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
     split = argv.index("--")
     action, stage, *extra = argv[:split]
     fault = (lambda: pause(stage)) if action == "pause" else (lambda: fill(stage, Path(extra[0])))
-    real_ingest = backend.ingest.ingest
+    real_ingest = backend.ingest.pipeline.ingest
     fired = threading.Event()
 
     def ingest(path, settings, progress=None, models=None):
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
                 progress(name, done, total)
         return real_ingest(path, settings, progress=hooked, models=models)
 
-    backend.ingest.ingest = ingest  # the CLI imports it when the command runs
+    backend.ingest.pipeline.ingest = ingest  # the CLI imports it when the command runs
     return cli.main(argv[split + 1:])
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from backend.bench import concat_copies
 from backend.errors import InputError
-from backend.ingest import ingest
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from tests.conftest import REPO, clip, settings_for
 
@@ -96,19 +96,19 @@ def test_bad_file_gets_specific_message_and_library_unchanged(kind, tmp_path, se
 
 
 def test_model_failure_mid_ingest_leaves_no_half_written_video(tmp_path, settings, monkeypatch):
-    from backend import ingest as ingest_module
+    from backend.ingest import pipeline as ingest_module
 
     before = _snapshot(settings.home)
     calls = {"n": 0}
-    real = ingest_module._frame_pass
+    real = ingest_module.frame_pass.scan
 
     def failing_frame_pass(*args, **kwargs):
         calls["n"] += 1
         raise RuntimeError("detector crashed")
-    monkeypatch.setattr(ingest_module, "_frame_pass", failing_frame_pass)
+    monkeypatch.setattr(ingest_module.frame_pass, "scan", failing_frame_pass)
     with pytest.raises(RuntimeError, match="detector crashed"):
         ingest(clip("intel_bottle-detection.mp4"), settings)
-    monkeypatch.setattr(ingest_module, "_frame_pass", real)
+    monkeypatch.setattr(ingest_module.frame_pass, "scan", real)
     assert calls["n"] == 1
     assert _snapshot(settings.home) == before
     assert not list((settings.home / ".staging").glob("*"))

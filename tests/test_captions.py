@@ -21,10 +21,11 @@ import av
 import pytest
 from PIL import Image
 
-from backend import decode, episodic
+from backend import episodic
+from backend.ingest import decode
 from backend.errors import CaptionError, SettingsError
 from backend.factory import embedder_for
-from backend.ingest import ingest
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from backend.sql_runner import run_query
 from backend.suggest import suggest

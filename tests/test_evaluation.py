@@ -356,13 +356,13 @@ def test_ablation_varies_one_factor_at_a_time(tmp_path):
 
 
 def test_bench_agent_asks_every_agent_apart_and_records_a_failed_ingest(tmp_path, monkeypatch):
-    import backend.ingest
+    import backend.ingest.pipeline
 
     def ingest(path, settings):
         if path.name.startswith("intel_car"):
             raise InputError("codec not supported")
         return SimpleNamespace(video_id=f"id-{path.stem}")
-    monkeypatch.setattr(backend.ingest, "ingest", ingest)
+    monkeypatch.setattr(backend.ingest.pipeline, "ingest", ingest)
     agent, lines = FakeAgent(), []
     result = agent_bench(DEV_QA, VIDEOS, settings_for(tmp_path / "home"), ask_fn=agent,
                          progress=lines.append)
@@ -385,14 +385,14 @@ def test_bench_agent_asks_every_agent_apart_and_records_a_failed_ingest(tmp_path
 
 
 def test_bench_agent_runs_a_workload_half_under_each_variant_side_by_side(tmp_path, monkeypatch):
-    import backend.ingest
+    import backend.ingest.pipeline
 
     homes = []
 
     def ingest(path, settings):
         homes.append(settings.home)
         return SimpleNamespace(video_id=f"id-{path.stem}")
-    monkeypatch.setattr(backend.ingest, "ingest", ingest)
+    monkeypatch.setattr(backend.ingest.pipeline, "ingest", ingest)
     workload = tmp_path / "workload.csv"
     with open(DEV_QA, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

@@ -33,7 +33,7 @@ import sqlite_utils
 from backend.ask import ask
 from backend.config import Settings
 from backend.errors import DiskFullError
-from backend.ingest import STAGES, ingest
+from backend.ingest.pipeline import STAGES, ingest
 from backend.library import Library
 from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore

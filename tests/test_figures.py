@@ -12,7 +12,7 @@ import pytest
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from app import figures, panels
-from backend import decode, frames
+from backend.ingest import decode, frames
 from backend.library import Library
 from backend.sql_runner import run_query
 from tests.conftest import clip, settings_for
@@ -162,11 +162,12 @@ def test_timeline_has_a_row_per_instance_and_highlights_the_answers(tud):
     times = [data.instances[-1]["first_seen"]]
     fig = figures.timeline_figure(data.instances, used, times, data.duration, data.spans)
     bars = _bars(fig)
+    colour_of = frames.colours(data.instances)
     assert sorted(bars) == [i["id"] for i in data.instances]
     assert len({t.y[0] for t in bars.values()}) == len(data.instances)  # one row each
     for iid, bar in bars.items():
         if iid in used:
-            assert bar.marker.color == frames.colour_for(iid)
+            assert bar.marker.color == colour_of[iid]
             assert "used by this answer" in bar.hovertext[0]
         else:
             assert bar.marker.color == figures.UNUSED and "not used" in bar.hovertext[0]
@@ -179,13 +180,13 @@ def test_timeline_has_a_row_per_instance_and_highlights_the_answers(tud):
     assert not fig.layout.shapes
     # Without an answer every object keeps its own colour.
     fig = panels.timeline_panel(tud, None)
-    assert all(b.marker.color == frames.colour_for(i) for i, b in _bars(fig).items())
+    assert all(b.marker.color == colour_of[i] for i, b in _bars(fig).items())
 
 
 @pytest.fixture(scope="module")
 def tud_unfilled(tmp_path_factory):
     """TUD-Campus with briefly hidden people left unseen, so that its tracks have gaps."""
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
 
     settings = settings_for(tmp_path_factory.mktemp("unfilled"), fill_gap_seconds=0.0)
     return Library(settings.home).get(ingest(clip("mot15_TUD-Campus.mp4"), settings).video_id)

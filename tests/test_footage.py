@@ -112,7 +112,7 @@ def test_people_a_third_of_their_size_are_still_counted(campus, tmp_path, librar
 
 
 def test_frames_are_sampled_evenly_in_time_at_any_frame_rate(campus, tmp_path):
-    from backend import decode
+    from backend.ingest import decode
 
     made = footage.variant_of(campus, footage.BY_NAME["half-fps"], tmp_path)
     meta = decode.probe(made.video)
@@ -128,7 +128,7 @@ def test_frames_are_sampled_evenly_in_time_at_any_frame_rate(campus, tmp_path):
 def test_people_far_from_the_camera_still_walk_somewhere(campus, tmp_path, library_settings):
     from backend.agent.queries import TypedQuery, run
     from backend.agent.video_tables import VideoTables
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
     from backend.library import Library
 
     # At 0.35x the walkers cross about 5 % of the picture: a tenth of it, the old bar for

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from backend import episodic
-from backend.ingest import ingest
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from backend.sql_runner import run_query
 from tests.conftest import REPO, SHARED, clip

@@ -14,8 +14,9 @@ import shutil
 
 import pytest
 
-from backend import decode, episodic
-from backend.ingest import ingest
+from backend import episodic
+from backend.ingest import decode
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from backend.sql_runner import run_query
 from tests.conftest import clip, leftovers, settings_for

@@ -12,7 +12,7 @@ from tests.conftest import REPO, clip
 _CHILD = """
 import json, resource, sys
 from pathlib import Path
-from backend import decode
+from backend.ingest import decode
 path = Path(sys.argv[1])
 meta = decode.probe(path)
 n = sum(1 for _ in decode.iter_frames(path, meta, decode.sample_indices(meta, 5.0)))

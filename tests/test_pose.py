@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import sqlite_utils
 
-from backend import decode
+from backend.ingest import decode
 from backend.library import Library
 from tests.conftest import clip, settings_for
 
@@ -101,7 +101,7 @@ def test_frames_without_people_cost_nothing(reader):
 
 
 def test_pose_off_leaves_the_columns_empty(tmp_path):
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
 
     settings = settings_for(tmp_path, pose_enabled=False, ocr_enabled=False, motion_enabled=False)
     result = ingest(clip("mot15_TUD-Campus.mp4"), settings)
@@ -113,7 +113,7 @@ def test_pose_off_leaves_the_columns_empty(tmp_path):
 
 
 def test_summary_keeps_changes_in_order_and_drops_one_off_misreadings():
-    from backend.describe import TrackPoint, body
+    from backend.ingest.describe import TrackPoint, body
     from models.types import Pose
 
     def track(*poses):

@@ -158,15 +158,18 @@ def test_the_first_to_leave_and_the_last_to_arrive(tud):
 
 
 def test_a_category_the_detector_does_not_know_is_unobserved_and_names_the_setting(tud):
-    # As in a library ingested with MEMORYREEL_MOTION=0 (or before moving objects existed).
+    # As in a library ingested with MEMORYREEL_MOTION=0 and without the object detector.
     person_only = VideoTables(tud.db_path)
     person_only.categories = ["person"]
     result = run(_query("count_distinct", "cars"), "how many cars pass", person_only)
     assert result.support == "unobserved" and not result.value
-    assert "MEMORYREEL_DETECTOR" in result.text and "person" in result.text
+    assert "python -m backend setup" in result.text and "MEMORYREEL_OBJECTS" in result.text
+    # A kind no detector here is trained on says so.
+    tractors = run(_query("count_distinct", "tractors"), "how many tractors pass", person_only)
+    assert tractors.support == "unobserved" and "none of the 80 COCO kinds" in tractors.text
     # With moving objects tracked, they stand in (here: nothing but people moved).
-    stand_in = run(_query("count_distinct", "cars"), "how many cars pass", tud)
-    assert stand_in.support == "proxy" and "does not recognise cars" in stand_in.text
+    stand_in = run(_query("count_distinct", "tractors"), "how many tractors pass", tud)
+    assert stand_in.support == "proxy" and "cannot name tractors" in stand_in.text
 
 
 def test_speech_and_on_screen_text_are_quoted(ingested, library_settings):

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from backend import episodic, scenes
+from backend import episodic
+from backend.ingest import scenes
 from backend.agent.queries import TypedQuery, VideoTables, run
-from backend.ingest import ingest
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from models.scenes import SceneAnalyser
 from tests.conftest import clip, settings_for

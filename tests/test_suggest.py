@@ -28,8 +28,9 @@ def test_a_clip_without_people_suggests_nothing_about_people(ingested, library_s
     questions, entry = _suggested(ingested, library_settings, "intel_car-detection.mp4")
     assert _count(entry, "SELECT COUNT(*) FROM instances WHERE category = 'person'") == 0
     assert questions and not any(re.search(r"\b(people|person)\b", q) for q in questions), questions
-    # The cars were tracked as moving objects; a question about one names a time it is seen.
-    assert "how many moving objects appear in the video" in questions
+    # The cars were tracked as moving objects (the object detector calls some of them cell
+    # phones: its kinds are asked about first); a question about one names a time it is seen.
+    assert any(re.fullmatch(r"how many [a-z ]+s appear in the video", q) for q in questions)
     seen = [q for q in questions if q.startswith("what colour is the moving object seen at")]
     assert seen, questions
     t = resolve(seen[0], 30.0).start

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend.config import load as load_settings
-from backend.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary, fill_gaps,
+from backend.ingest.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary, fill_gaps,
                             relabel)
 from models.types import Detection
 

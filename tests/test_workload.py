@@ -217,14 +217,14 @@ def _fake_ask(questions_asked: list):
 
 def test_bench_memory_figures_jsonl_chart_and_rebuild(tmp_path, monkeypatch, capsys,
                                                       library_settings):
-    import backend.ingest
+    import backend.ingest.pipeline
 
     qfile = tmp_path / "w.csv"
     workload.write_csv([{"video": "clip.mp4", "qid": q, "type": "TC", "question": f"question {q}",
                          "answer": 0, "a0": "yes", "a1": "no", "a2": "maybe", "a3": "never",
                          "a4": "always", "truth": "external" if q % 2 else "tables",
                          "need": "count_at"} for q in range(1, 7)], qfile)
-    monkeypatch.setattr(backend.ingest, "ingest", lambda path, settings: SimpleNamespace(video_id="v"))
+    monkeypatch.setattr(backend.ingest.pipeline, "ingest", lambda path, settings: SimpleNamespace(video_id="v"))
     asked: list = []
     jsonl, chart = tmp_path / "run.jsonl", tmp_path / "chart.html"
     summary = bench.memory_bench(qfile, tmp_path, settings=library_settings,

@@ -1,9 +1,10 @@
 """Whether anything ingest observed could have seen the kind of thing an answer names.
 
-A multiple-choice pick that names a dog, when the detector knows only people, no moving object
-was tracked, and no description, caption, on-screen text or speech ever mentions a dog, is a
-guess from the options alone: `flag_unseen` says so and makes it low, whatever the planner's
-reading of the evidence was.
+A multiple-choice pick that names a dog, when no dog was tracked (the detectors found none, or
+could not have), no moving object was tracked, and no description, caption, on-screen text or
+speech ever mentions a dog, is a guess from the options alone: `flag_unseen` says so and makes
+it low, whatever the planner's reading of the evidence was. With a detector of 80 kinds, what it
+could report says little; what it found says what is there.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ def unseen(option: str, tables) -> list[str]:
     named = kinds.named(option)
     if not named:
         return []
-    categories = set(tables.categories)
+    tracked = {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}
 
     def covered(kind: str) -> bool:
-        return (kind in categories
-                or (kind in kinds.MOVING and MOVING_OBJECT in categories)
+        return (kind in tracked
+                or (kind in kinds.MOVING and MOVING_OBJECT in tracked)
                 or _mentioned(tables, kinds.words_for(kind)))
 
     return [kind for kind in named if not covered(kind)]

@@ -40,8 +40,8 @@ from typing import Callable, Literal
 from pydantic import BaseModel, Field, RootModel, create_model
 
 from backend.agent import meaning, precision, prompts
-from backend.agent.options import (choose_option, nearest_option, nearest_options, option_for_value,
-                                   option_labels)
+from backend.agent.options import (choose_option, nearest_option, nearest_options,
+                                   option_for_kinds, option_for_value, option_labels)
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
@@ -307,6 +307,11 @@ class Planner:
             thought = f"the computed value '{parent.value}' is option {i}"
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
+            return self._add_answer(q, parent, thought, q.options[i], i, "computed")
+        if q.options and parent.support == "computed" and \
+                (i := option_for_kinds(parent.value, q.options)) is not None:
+            thought = (f"the kinds seen are {parent.value}; option {i}, '{q.options[i]}', is the "
+                       f"only one naming nothing else")
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
         if q.options and parent.support == "computed" and \
                 (i := meaning.option_meaning(parent.value, q.options)) is not None:

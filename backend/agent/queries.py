@@ -24,8 +24,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from backend import describe
+from backend.ingest import describe
+from backend import kinds
 from backend.agent import precision, typed_values
+from backend.agent.kind_queries import kinds_seen
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import (Result, Target, VideoTables, parse_target,
@@ -41,6 +43,7 @@ OPERATIONS: dict[str, str] = {
     "last_appearance": "when an object, or the last of a kind, is last seen",
     "movement": "how an object, or the objects of a kind, move (direction across the frame)",
     "appearance": "what an object, or the objects of a kind, look like (colours)",
+    "kinds": "which kinds of things appear (people, vehicles, animals, objects), how many of each",
     "speech": "what is said at or near a time, during an interval, or when given words are said",
     "screen_text": "the text shown on screen at a time or in the whole video, and where it is",
     "timeline": "descriptions of what is seen between two times, or in the whole video",
@@ -81,7 +84,9 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
                 or resolve(f"{query.time} to {query.until}" if query.until.strip() else query.time,
                            tables.duration, bare_number=True))
         result = _run(query, question, tables, span)
-        if result.support == "computed" and query.operation in precision.MEASURED:
+        # Measured on people only: a count of cars borrows nothing from a count of people.
+        if result.support == "computed" and query.operation in precision.MEASURED and \
+                parse_target(query.target).category == "person":
             result.conditions = tables.conditions
     except QueryError as e:
         result = Result(f"The tables refused the query: {e}", support="none")
@@ -109,10 +114,21 @@ _OBJECT_OPERATIONS = _COUNTS | {"first_appearance", "last_appearance", "movement
 
 
 def _moving_stand_in(tables: VideoTables, target: Target) -> Target | None:
-    """For a kind the detector cannot name (a car, when it knows only people), the moving
-    objects background subtraction tracked, if it ran: they may be what the question means."""
-    if tables.unseen_category(target) and MOVING in tables.categories:
+    """The moving objects background subtraction tracked, if it ran and left some unnamed, for
+    a kind the detectors cannot name (a tractor; a car, when objects were not tracked), or for a
+    kind that moves by itself when the object detector named no moving thing at all (cars seen
+    from straight above): they may be what the question means. Where it did name moving things
+    (cars on a motorway), a kind it never named is taken to be absent."""
+    if MOVING not in tables.categories or target.category is None:
+        return None
+    if tables.unseen_category(target):
         return Target(None, MOVING, MOVING)
+    if target.category in kinds.MOVING and target.category != "person":
+        movers = ", ".join(_quoted(k) for k in sorted(kinds.MOVING - {"person"}))
+        found = tables.rows(f"SELECT SUM(category IN ({movers})) AS named, "
+                            f"SUM(category = {_quoted(MOVING)}) AS unnamed FROM instances")[0]
+        if not found["named"] and found["unnamed"]:
+            return Target(None, MOVING, MOVING)
     return None
 
 
@@ -121,13 +137,16 @@ def _through_moving_objects(operation, tables: VideoTables, target: Target, stan
     """The operation over moving objects, said to be a stand-in: the model judges (support
     'proxy'), since a moving object may or may not be a {target}."""
     result = operation(tables, stand_in, span, words.strip())
-    result.text = (f"Ingest does not recognise {plural(2, target.label).split(' ', 1)[1]} (its "
-                   f"detector knows only {', '.join(c for c in tables.categories if c != MOVING)}), "
-                   f"but it tracked things that moved and are not people, with their size, colour "
-                   f"and path measured; they may be what the question means. " + result.text)
+    things = plural(2, target.label).split(" ", 1)[1]
+    why = (f"Ingest's detectors cannot name {things}" if tables.unseen_category(target) else
+           f"Ingest's object detector found no {things} (nor any other kind that moves by itself)")
+    result.text = (f"{why}, but it tracked things that moved and are not people, with their size, "
+                   f"colour and path measured; they may be what the question means. " + result.text)
     if result.support in ("computed", "read"):
         result.support = "proxy"
     return result
+
+
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 _AT_ONCE = re.compile(r"\b(?:ever|at once|at the same time|together|simultaneously)\b")
@@ -159,7 +178,8 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
         if re.search(r"\b(?:at least)\s*$", before) or re.search(r"\bor more\b", said[number.end():]):
             return (">=", n)
         return ("at_once", n) if _AT_ONCE.search(said) else ("==", n)
-    if re.search(r"\b(?:any|anyone|anybody|someone|somebody|anything|something)\b", said):
+    if re.search(r"\b(?:any|anyone|anybody|someone|somebody|anything|something)\b", said) or \
+            re.search(r"^(?:is|are|was|were) there (?:a|an|some)\b", said):
         return (">=", 1)
     return None
 
@@ -546,5 +566,5 @@ def timeline(tables: VideoTables, target: Target, span: Span | None, words: str)
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
     "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
-    "timeline": timeline,
+    "timeline": timeline, "kinds": kinds_seen,
 }

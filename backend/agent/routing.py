@@ -56,6 +56,15 @@ _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in t
                        re.I)
 
 
+# Which kinds of things appear ("what kinds of vehicles", "which of these is seen").
+_KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of (?:these|the "
+                    r"following)\b|\b(?:what|which) (?:vehicles?|animals?|objects?|things?)\b", re.I)
+# Whether a kind is there at all ("is there a boat", "does a dog appear"), and where it is.
+_PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
+                       r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)", re.I)
+_WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
+
+
 def route(question: str, duration: float | None = None) -> tuple[str, str] | None:
     """(operation, tool) the question's words call for, or None. With the video's duration,
     counts at a time it names are routed too."""
@@ -66,6 +75,14 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
             return operation, tool
     if _WHEN.search(question) and queries.names_an_edge(question):
         return "first_appearance", "When"
+    if _KINDS.search(question):
+        return "kinds", "What"
+    at_a_time = duration is not None and resolve(question, duration) is not None
+    objects = [kind for kind in kinds.named(question) if kind != "person"]
+    if _PRESENCE.search(question) and objects:
+        return ("in_view" if at_a_time else "count_distinct"), "Count"
+    if _WHERE.search(question) and objects:
+        return ("in_view", "Count") if at_a_time else ("movement", "What")
     return None
 
 
@@ -85,10 +102,10 @@ def _count(question: str, duration: float | None) -> tuple[str, str] | None:
 
 def _target(operation: str, question: str) -> str:
     """The kind the question counts or times ('' for any), in `kinds`' words."""
-    if operation == "appearance":
-        return "person" if _PEOPLE.search(question) else ""
     if operation in ("screen_text", "speech"):
         return ""
+    if operation == "kinds":
+        return next((w for w in re.findall(r"[a-z]+", question.lower()) if w in kinds.GROUP_WORDS), "")
     return _named_kind(question)
 
 
@@ -106,7 +123,7 @@ def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | N
         return None
     operation, tool = chosen
     target = _target(operation, question)
-    if operation not in _READ and not target:
+    if operation not in _READ and operation != "kinds" and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
                                words=quoted_words(question) if operation in ("screen_text",
@@ -124,4 +141,5 @@ _READ = ("screen_text", "speech", "appearance")
 _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
          "first_appearance": "when something arrives or leaves", "most_at_once": "the most in view "
          "at once", "count_distinct": "how many different ones appear", "in_view": "how many are "
-         "in view at a time"}
+         "in view at a time", "kinds": "which kinds of things appear", "movement": "where "
+         "something goes"}

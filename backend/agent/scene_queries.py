@@ -1,6 +1,6 @@
 """The picture itself, for the `scene` typed query: shots and cuts, camera motion, how much
 moves, brightness and colours, at a time, over an interval or in the whole video, from the
-shots and scenes tables ingest wrote (`backend/scenes.py`)."""
+shots and scenes tables ingest wrote (`backend/ingest/scenes.py`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections import Counter
 
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import Result, Support, VideoTables, plural
-from backend.scenes import colour_names
+from backend.ingest.scenes import colour_names
 
 YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|would)\b")
 _COLOUR_WORDS = "black|white|grey|gray|red|orange|brown|yellow|olive|green|teal|blue|navy|purple|pink"

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from backend import describe
+from backend import kinds
 from backend.agent import precision
+from backend.ingest import describe
 from backend.agent.timephrases import Span
 from backend.sql_runner import QueryResult, run_query
 
@@ -73,6 +74,9 @@ def parse_target(text: str) -> Target:
         return Target(None, None, "object")
     if noun in _PERSON_WORDS:
         return Target(None, "person", "person")
+    # 'lorries' are trucks, 'the fridge' a refrigerator: the detector's names for the kinds.
+    if named := kinds.named(said):
+        return Target(None, named[0], named[0])
     return Target(None, _singular(noun), _singular(noun))
 
 
@@ -132,13 +136,18 @@ class VideoTables:
         return self.video["models"].get("tracker", "the detector")
 
     def unseen_category(self, target: Target) -> str | None:
-        """Why the detector could never have reported this category, or None if it could."""
+        """Why ingest could never have recorded this category, or None if it could."""
         if target.category is None or target.category in self.categories:
             return None
-        return (f"Ingest cannot see any {target.label}: its detector ({self.detector}) "
-                f"knows only {', '.join(self.categories)}, so no {target.label} is recorded in the "
-                f"tables. Set MEMORYREEL_DETECTOR to ultralytics weights that include "
-                f"{target.label} (e.g. yolo11n.pt, 80 COCO classes) and ingest the video again.")
+        if target.category in kinds.COCO:
+            objects = self.video["models"].get("objects") or "off"
+            return (f"Everyday objects were not tracked when this video was ingested ({objects}), "
+                    f"so no {target.label} is recorded in the tables. Run `python -m backend "
+                    f"setup` (it builds the COCO object detector with npm), keep MEMORYREEL_OBJECTS "
+                    f"on and ingest the video again.")
+        return (f"Ingest cannot see any {target.label}: its detectors know only "
+                f"{', '.join(self.categories)}, and {target.label} is none of the 80 COCO kinds "
+                f"a detector here is trained on, so no {target.label} is recorded in the tables.")
 
     def no_speech(self) -> str | None:
         if not self.video["has_audio"]:

@@ -152,5 +152,5 @@ def _default_ask(*args, **kwargs):
 
 
 def _default_ingest(path: Path, settings: Settings) -> str:
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
     return ingest(path, settings).video_id

@@ -36,7 +36,7 @@ def measure(ground_truth: Path, settings: Settings, count: int = 400, seed: int 
             progress: Callable[[str], None] = lambda line: None) -> dict:
     """{half: {operation: {conditions: {"right", "of", "videos_right", "videos"}}}} and the
     questions asked: questions right, and videos whose every question was right."""
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
     from backend.library import Library
 
     counts: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: {"right": 0, "of": 0})))

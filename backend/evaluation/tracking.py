@@ -21,7 +21,7 @@ from pathlib import Path
 import motmetrics
 import numpy as np
 
-from backend.describe import TrackPoint, motion
+from backend.ingest.describe import TrackPoint, motion
 from backend.errors import InputError
 from backend.library import VIDEO_EXTENSIONS
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from backend import describe
+from backend.ingest import describe
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import tracking
@@ -218,7 +218,7 @@ def ground_truth_samplers(sequence: tracking.Sequence,
                           distractors=count_distractors) -> dict[str, Sampler]:
     """Needs about people answered from a MOT ground truth (the rows the tracking bench scores);
     `distractors(n, rng)` gives a count's wrong options."""
-    from backend.decode import probe
+    from backend.ingest.decode import probe
 
     truth = tracking.read_ground_truth(sequence)
     meta = probe(sequence.video)
@@ -404,7 +404,7 @@ def samplers_for(videos: Path, settings: Settings, progress: Callable[[str], Non
     """{video file name: {need: sampler}} for every video in the folder with something to ask,
     and the skipped ones with why."""
     from backend.agent.video_tables import VideoTables
-    from backend.ingest import ingest
+    from backend.ingest.pipeline import ingest
     from backend.library import Library
 
     sequences = {s.video.resolve(): s for s in tracking.find_sequences(videos)}

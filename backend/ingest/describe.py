@@ -70,11 +70,15 @@ def moving_object(upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None,
                   area: float, aspect: float) -> str:
     """A moving object in measurements only, e.g. 'large white moving object, wider than tall':
     area is the median box area as a share of the frame, aspect the median width / height."""
-    size = "small" if area < 0.005 else "medium" if area < 0.05 else "large"
     colours = [] if upper_rgb is None or lower_rgb is None else \
         list(dict.fromkeys([colour_name(upper_rgb), colour_name(lower_rgb)]))
     shape = "wider than tall" if aspect > 1.3 else "taller than wide" if aspect < 0.77 else "about as wide as tall"
-    return f"{size} {' and '.join(colours) + ' ' if colours else ''}moving object, {shape}"
+    return f"{size(area)} {' and '.join(colours) + ' ' if colours else ''}moving object, {shape}"
+
+
+def size(area: float) -> str:
+    """How big an object looks, from its box's share of the frame."""
+    return "small" if area < 0.005 else "medium" if area < 0.05 else "large"
 
 
 def path(points: list[TrackPoint]) -> str:
@@ -165,7 +169,7 @@ def _plural(n: int, noun: str) -> str:
 def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech: str,
                         text_on_screen: list[str], picture: str) -> str:
     """One time step: who is visible, where, how they move; the picture (cut, camera, colours,
-    brightness, from backend/scenes.py); what is said and written."""
+    brightness, from backend/ingest/scenes.py); what is said and written."""
     if visible:
         counts = Counter(category for category, _ in visible.values())
         parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]

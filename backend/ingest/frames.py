@@ -6,15 +6,34 @@ import sqlite3
 
 from PIL import Image, ImageDraw, ImageFont
 
-from backend import decode
+from backend.ingest import decode
+from backend.kinds import COCO
 from backend.library import VideoEntry
+from models.motion import CATEGORY as MOVING
 
+_MOVING_COLOUR = "#6b7280"  # no kind: the grey of plain text
 _PALETTE = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6",
             "#bfef45", "#fabed4", "#469990", "#dcbeff", "#9a6324", "#800000", "#aaffc3"]
 
 
 def colour_for(instance_id: int) -> str:
     return _PALETTE[(instance_id - 1) % len(_PALETTE)]
+
+
+def kind_colour(kind: str) -> str:
+    """The same colour for a kind in every video: people first, then the COCO kinds in order."""
+    if kind == MOVING:
+        return _MOVING_COLOUR
+    index = COCO.index(kind) if kind in COCO else sum(map(ord, kind))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def colours(instances: list[dict]) -> dict[int, str]:
+    """{instance id: colour} for the boxes and bars of one video: by kind where it shows more
+    than one (people, cars and bottles told apart at a glance), else by object."""
+    by_kind = len({i["category"] for i in instances}) > 1
+    return {i["id"]: kind_colour(i["category"]) if by_kind else colour_for(i["id"])
+            for i in instances}
 
 
 def _rows(entry: VideoEntry, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
@@ -56,10 +75,11 @@ def annotated_frame(entry: VideoEntry, frame: int, highlight: set[int] | None = 
 def _draw(entry: VideoEntry, frame: int, image: Image.Image, highlight: set[int] | None) -> Image.Image:
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=max(12, image.height // 30))
+    colour_of = colours([dict(r) for r in _rows(entry, "SELECT id, category FROM instances")])
     for row in _rows(entry, "SELECT d.instance_id, d.x1, d.y1, d.x2, d.y2, i.category "
                             "FROM detections d JOIN instances i ON i.id = d.instance_id "
                             "WHERE d.frame = ?", (frame,)):
-        colour = colour_for(row["instance_id"])
+        colour = colour_of[row["instance_id"]]
         width = 4 if highlight and row["instance_id"] in highlight else 2
         draw.rectangle((row["x1"], row["y1"], row["x2"], row["y2"]), outline=colour, width=width)
         label = f"#{row['instance_id']} {row['category']}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import av
 
-from backend import decode
+from backend.ingest import decode
 
 _PLAYABLE_CODECS = {"h264", "vp8", "vp9", "av1"}
 _PLAYABLE_CONTAINERS = {".mp4", ".m4v", ".webm", ".mov"}

@@ -1,0 +1,233 @@
+"""The one pass over a video's sampled frames: people tracked, everyday objects, moving things,
+poses, on-screen text, captions and the look of each frame, collected as evidence for the
+later stages (tracks, scenes, tables)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from PIL import Image
+
+from backend.config import Settings
+from backend.errors import CaptionError
+from backend.factory import CAPTION_HINT, ModelSet
+from backend.ingest import decode, objects
+from backend.ingest.tracks import ExitSplitter, Frame
+from models.errors import ModelError
+from models.llm import LLMError
+from models.protocols import Captioner, KindsTracker, PoseModel
+from models.types import Detection, FrameLook, TextItem
+
+log = logging.getLogger(__name__)
+
+# progress(stage, done, total): called often during long stages; total is 0 when unknown.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class FrameEvidence:
+    """What the single pass over frames collects; small per frame, so it may grow with length."""
+
+    frames: list[Frame] = field(default_factory=list)
+    colours: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=lambda: defaultdict(list))
+    ocr_runs: list[tuple[float, int, list[TextItem]]] = field(default_factory=list)
+    captions: list[tuple[float, str]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    motion: str = "off"   # what tracked moving objects, or why nothing did
+    motion_tracked: bool = False
+    objects: str = "off"  # what tracked everyday objects, or why nothing did
+    object_kinds: tuple[str, ...] = ()  # what it could report
+    detector_imgsz: int = 0  # the input size the detector ran at for this video
+    looks: list[FrameLook] = field(default_factory=list)
+    cuts: list[float] = field(default_factory=list)
+
+
+# Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
+_SIZING_FRAMES = 3
+
+
+def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,
+         progress: Progress) -> FrameEvidence:
+    evidence = FrameEvidence()
+    tracker = models.tracker
+    tracker.reset()
+    motion = models.motion() if settings.motion_enabled else None
+    things = _objects(models, settings, evidence)
+    analyser = models.scenes(meta.fps)
+    reader = models.ocr if settings.ocr_enabled else None
+    # A pose detector reads everyone's keypoints with their boxes; other detectors need the pose
+    # model's own pass, run on sparse frames.
+    poser = models.pose if settings.pose_enabled and not tracker.gives_pose else None
+    captioner = models.captioner
+    indices = decode.sample_indices(meta, settings.track_fps)
+    next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
+    ocr_gap, last_texts = settings.ocr_interval, None
+    sampled = decode.iter_frames(source, meta, indices)
+    # The detector's input size is this video's: people far from the camera need a larger one.
+    first = list(itertools.islice(sampled, _SIZING_FRAMES))
+    mark = time.perf_counter()
+    evidence.detector_imgsz = tracker.fit([frame for _, _, frame in first],
+                                          settings.detector_max_imgsz)
+    evidence.seconds["track"] += time.perf_counter() - mark
+    exits = ExitSplitter((meta.width, meta.height), fresh_from=objects.MOTION_IDS // 2)
+    for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
+        mark = time.perf_counter()
+        detections = exits(t, tracker.track(frame))
+        evidence.seconds["track"] += time.perf_counter() - mark
+        if poser is not None and t >= next_pose and detections:
+            mark = time.perf_counter()
+            detections = _with_poses(poser, frame, detections)
+            evidence.seconds["pose"] += time.perf_counter() - mark
+            next_pose = t + settings.pose_interval
+        if motion is not None:
+            mark = time.perf_counter()
+            moving = motion.track(frame, people=[d.box for d in detections])
+            # Their own id range: clean_tracks renumbers everything together afterwards.
+            detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
+                                       for d in moving]
+            evidence.seconds["motion"] += time.perf_counter() - mark
+        if things is not None:
+            mark = time.perf_counter()
+            detections = detections + [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+                                       for d in things.track(frame)]
+            evidence.seconds["objects"] += time.perf_counter() - mark
+        evidence.frames.append((index, t, detections))
+        mark = time.perf_counter()
+        analyser.add(index, t, frame)
+        evidence.seconds["scenes"] += time.perf_counter() - mark
+        for d in detections:
+            evidence.colours[d.track_id].append(_colours(frame, d))
+
+        if reader is not None and t >= next_ocr:
+            thumb = _grey_thumb(frame)
+            if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
+                mark = time.perf_counter()
+                # A lone glyph is almost always texture read as text.
+                items = [item for item in reader.read(frame) if len(item.text.strip()) > 1]
+                evidence.ocr_runs.append((t, index, items))
+                evidence.seconds["ocr"] += time.perf_counter() - mark
+                last_ocr_thumb = thumb
+                # Back off while the text stays the same (people moving past a static sign),
+                # return to the base interval as soon as it changes (captions, clocks).
+                texts = {item.text for item in items}
+                ocr_gap = min(ocr_gap * 2, settings.ocr_interval * 4) if texts == last_texts \
+                    else settings.ocr_interval
+                last_texts = texts
+            next_ocr = t + ocr_gap
+
+        if captioner is not None:
+            thumb = _grey_thumb(frame)
+            if _key_frame(t, thumb, last_key, settings):
+                mark = time.perf_counter()
+                evidence.captions.append((t, _caption(captioner, frame, t)))
+                evidence.seconds["caption"] += time.perf_counter() - mark
+                last_key = (t, thumb)
+        progress("frames", n + 1, len(indices))
+    if motion is not None and motion.camera_moving:
+        # Background subtraction sees the whole frame move: its blobs are no objects.
+        evidence.frames = [(i, t, [d for d in dets if not objects.is_moving(d)])
+                           for i, t, dets in evidence.frames]
+    evidence.motion = "off" if motion is None else \
+        "skipped: the camera moves" if motion.camera_moving else motion.name
+    evidence.motion_tracked = motion is not None and not motion.camera_moving
+    evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
+    return evidence
+
+
+def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> KindsTracker | None:
+    """The everyday-object tracker, reset for this video; None, with the reason recorded in
+    `evidence.objects`, when it is off or was never built (ingest goes on with people and
+    moving things)."""
+    if not settings.objects_enabled:
+        return None
+    try:
+        things = models.objects
+    except ModelError as e:
+        log.warning("everyday objects are not tracked in this video: %s", e)
+        evidence.objects = f"unavailable: {e}"
+        return None
+    things.reset()
+    evidence.objects = things.name
+    evidence.object_kinds = tuple(sorted(set(things.categories.values())))
+    return things
+
+
+def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
+    """The detections with the pose of each person the pose model found; others unchanged."""
+    people = [k for k, d in enumerate(detections) if d.category == "person"]
+    poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
+    return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
+
+
+def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,
+               settings: Settings) -> bool:
+    """Caption this frame? The first one, one whose view differs enough from the frame captioned
+    last (a cut, or a camera that has moved on), and one every caption_interval seconds."""
+    if last is None:
+        return True
+    last_t, last_thumb = last
+    return (t - last_t >= settings.caption_interval - 1e-6
+            or _view_change(thumb, last_thumb) >= settings.caption_change)
+
+
+def _view_change(a: np.ndarray, b: np.ndarray) -> float:
+    """Median grey-level change: high only when most of the frame changed, as at a cut; people
+    walking through a still shot move the mean, not the median."""
+    return float(np.median(np.abs(a - b)))
+
+
+def _caption(captioner: Captioner, frame: np.ndarray, t: float) -> str:
+    try:
+        return captioner.caption(frame)
+    except LLMError as e:
+        raise CaptionError(f"captioning the frame at {t:.1f} s with {captioner.name} failed, so "
+                           f"ingest stopped and added nothing to the library: {e}"
+                           f"{CAPTION_HINT}") from e
+
+
+_THUMB = (54, 96)  # rows, columns: a 6 x 8 grid of 9 x 12 blocks
+
+
+def _grey_thumb(frame: np.ndarray) -> np.ndarray:
+    """A coarse grey image for change detection: cheap, and blind to sensor noise."""
+    grey = Image.fromarray(frame).convert("L").resize(_THUMB[::-1], Image.Resampling.BOX)
+    return np.asarray(grey, dtype=np.float32)
+
+
+def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean grey-level change of the most-changed block: a new caption or a ticking clock in
+    one corner counts, although it barely moves the mean of the whole frame."""
+    diff = np.abs(a - b).reshape(6, _THUMB[0] // 6, 8, _THUMB[1] // 8)
+    return float(diff.mean(axis=(1, 3)).max())
+
+
+def _colours(frame: np.ndarray, detection: Detection) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) colour of a detection: the one measured over its own pixels where the
+    detector knows them (moving objects), else the halves of its box."""
+    if detection.colour is not None:
+        colour = np.asarray(detection.colour)
+        return colour, colour
+    return _box_colours(frame, detection.box)
+
+
+def _box_colours(frame: np.ndarray, box: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean colour of the upper and lower half of the box's central strip (less background)."""
+    h, w = frame.shape[:2]
+    x1, y1, x2, y2 = (int(round(v)) for v in box)
+    x1, x2 = max(0, x1), min(w, x2)
+    y1, y2 = max(0, y1), min(h, y2)
+    if x2 - x1 < 4 or y2 - y1 < 8:
+        return np.zeros(3), np.zeros(3)
+    cx1, cx2 = x1 + (x2 - x1) // 4, x2 - (x2 - x1) // 4
+    mid = y1 + (y2 - y1) // 2
+    # Top from 15-50 % of the height (skips the head), bottom from 50-85 % (skips the feet).
+    top = frame[y1 + (y2 - y1) * 15 // 100:mid, cx1:cx2:2]
+    bottom = frame[mid:y1 + (y2 - y1) * 85 // 100, cx1:cx2:2]
+    return top.reshape(-1, 3).mean(axis=0), bottom.reshape(-1, 3).mean(axis=0)
