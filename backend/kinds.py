@@ -15,13 +15,16 @@ from models.coco import CLASSES as COCO
 
 # Animals and vehicles people ask about that no COCO class covers.
 BEYOND_COCO = ("squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish", "chicken",
-               "goat", "pig", "monkey", "lion", "tiger", "van", "tram", "tractor", "scooter",
-               "helicopter", "ship")
+               "goat", "pig", "monkey", "lion", "tiger", "tram", "tractor", "scooter",
+               "helicopter")
+# Words for what a COCO detector reports as one kind or another: a van is a car to it on one
+# frame and a truck on the next.
+EITHER = {"van": ("car", "truck")}
 
 # What a question may ask for by a broader word ("which vehicle", "what animals").
 GROUPS = {
-    "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "van",
-                "tram", "tractor", "scooter", "helicopter", "ship"),
+    "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
+                "tram", "tractor", "scooter", "helicopter"),
     "animal": ("bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra",
                "giraffe", "squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish",
                "chicken", "goat", "pig", "monkey", "lion", "tiger"),
@@ -34,18 +37,18 @@ SYNONYMS = {
     "person": ("people", "man", "men", "woman", "women", "child", "children", "kid", "boy",
                "girl", "pedestrian", "human", "walker", "runner", "player", "worker", "cyclist"),
     "bicycle": ("bike",), "motorcycle": ("motorbike",), "airplane": ("aeroplane", "plane", "jet"),
-    "truck": ("lorry",), "boat": ("sailboat", "yacht", "canoe", "kayak"),
+    "car": ("taxi", "automobile"), "truck": ("lorry",),
+    "boat": ("sailboat", "yacht", "canoe", "kayak", "ship", "ferry"),
     "bird": ("seagull",), "cat": ("kitten",), "dog": ("puppy",), "cow": ("cattle",),
     "handbag": ("purse",), "sports ball": ("ball", "football", "soccer ball", "basketball"),
     "couch": ("sofa",), "potted plant": ("houseplant",), "dining table": ("table",),
     "tv": ("television", "monitor"), "cell phone": ("phone", "smartphone", "mobile phone"),
     "refrigerator": ("fridge",), "hair drier": ("hair dryer",), "donut": ("doughnut",),
-    "ship": ("ferry",),
 }
 # Kinds that move by themselves: a moving object tracked by background subtraction may be one.
 MOVING = frozenset({"person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck",
                     "boat", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear",
-                    "zebra", "giraffe", *BEYOND_COCO})
+                    "zebra", "giraffe", *BEYOND_COCO, *EITHER})
 _IRREGULAR = {"man": "men", "woman": "women", "child": "children", "person": "people",
               "mouse": "mice", "goose": "geese", "knife": "knives", "sheep": "sheep",
               "deer": "deer", "fish": "fish", "cattle": "cattle", "skis": "skis",
@@ -69,10 +72,15 @@ def _plural(word: str) -> str:
 def words() -> dict[str, str]:
     """Every word or phrase that names a kind -> the kind."""
     named = {}
-    for kind in (*COCO, *BEYOND_COCO):
+    for kind in (*COCO, *BEYOND_COCO, *EITHER):
         for word in (kind, *SYNONYMS.get(kind, ())):
             named[word] = named[_plural(word)] = kind
     return named
+
+
+def detected_as(kind: str) -> tuple[str, ...]:
+    """The detector's kinds a kind is reported as: itself, or either of two (a van)."""
+    return EITHER.get(kind, (kind,))
 
 
 def words_for(kind: str) -> list[str]:

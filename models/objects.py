@@ -31,16 +31,16 @@ _BUFFER = 6
 # which the association confirms only when the next one overlaps (highway clip: the near cars
 # were never tracked at all).
 _BUFFERED = 2.0
-_SKIP = frozenset({"person"})
 
 
 class CocoTracker:
     """Detect and track the non-person COCO kinds in the successive frames of one video."""
 
-    def __init__(self, path: Path, threads: int | None = None):
+    def __init__(self, path: Path, threads: int | None = None, people: bool = False):
         self.detector = coco.NanoDet(path, threads)
         self.name = f"{self.detector.name} + ByteTrack"
-        self.categories = {i: c for i, c in enumerate(coco.CLASSES) if c not in _SKIP}
+        # People are the person detector's, unless asked for here too (`people`).
+        self.categories = {i: c for i, c in enumerate(coco.CLASSES) if people or c != "person"}
         self._tracker = None
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:

@@ -129,6 +129,7 @@ def test_words_become_the_detectors_kinds():
     assert parse_target("lorries").category == "truck"
     assert parse_target("the fridge").category == "refrigerator"
     assert parse_target("sailboats").category == "boat"
+    assert parse_target("ferries").category == "boat"
     assert parse_target("tractors").category == "tractor"  # no COCO kind: stays itself, unseen
 
 
@@ -193,6 +194,15 @@ def test_the_colour_of_the_white_van_the_detector_calls_a_truck(highway):
     assert result.support == "computed" and "white" in result.value
 
 
+def test_a_van_is_whatever_the_detector_calls_vans(highway):
+    # COCO has no van: a detector calls one a car on one frame and a truck on the next.
+    vans = ask(highway, "how many different vans pass in total")
+    cars = ask(highway, "how many different cars pass in total")
+    trucks = ask(highway, "how many different lorries pass in total")
+    assert vans.support == "computed" and int(trucks.value) >= 1
+    assert int(vans.value) == int(cars.value) + int(trucks.value)
+
+
 def test_which_kinds_of_vehicles_pass_on_the_highway(highway):
     result = ask(highway, "what kinds of vehicles are on the road")
     seen = result.value.split(", ")
@@ -205,7 +215,8 @@ def test_cars_seen_from_straight_above_fall_back_to_the_moving_objects(cars):
     # the moving objects stand in, for the model to judge, as before there was a detector.
     assert "car" in cars.categories
     result = ask(cars, "how many different cars pass through the parking lot in total")
-    assert result.support == "proxy" and "found no cars" in result.text
+    assert result.support == "proxy"
+    assert "could not name" in result.text and "the cars" in result.text
     assert 4 <= int(result.value) <= 6
 
 
@@ -226,3 +237,36 @@ def test_the_objects_panel_colours_by_kind_and_lists_each_kind_once_to_filter_by
     assert len({c.pop() for c in by_kind.values()}) == len(by_kind)  # ... each its own
     legend = [bar.name for bar in bars if bar.showlegend]
     assert sorted(legend) == sorted(by_kind) and fig.layout.showlegend  # click one to hide it
+
+
+def _tables_with(tmp_path, boxes: dict[tuple[int, str], list[tuple[float, ...]]]) -> VideoTables:
+    """A video's tables holding the given tracks: (id, kind) -> one box per sampled frame."""
+    import json
+
+    import sqlite_utils
+
+    from backend import schema
+
+    db = sqlite_utils.Database(tmp_path / "video.db")
+    schema.create_tables(db)
+    db["video"].insert({"id": "v", "name": "v.mp4", "fps": 5.0, "frames": 50, "duration": 10.0,
+                        "width": 640, "height": 360, "has_audio": 0,
+                        "models": json.dumps({"categories": ["person", "umbrella", "chair"]})})
+    for (iid, kind), track in boxes.items():
+        db["instances"].insert({"id": iid, "category": kind, "first_seen": 0.0,
+                                "last_seen": (len(track) - 1) / 5, "frame_count": len(track)})
+        db["detections"].insert_all({"instance_id": iid, "frame": k, "t": k / 5, "x1": b[0],
+                                     "y1": b[1], "x2": b[2], "y2": b[3], "confidence": 0.5}
+                                    for k, b in enumerate(track))
+    return VideoTables(tmp_path / "video.db")
+
+
+def test_what_people_carry_is_the_objects_inside_their_boxes_most_of_the_time(tmp_path):
+    walker = [(100.0 + 10 * k, 50, 160.0 + 10 * k, 300) for k in range(10)]
+    umbrella = [(110.0 + 10 * k, 40, 150.0 + 10 * k, 90) for k in range(10)]  # moves with her
+    chair = [(400.0, 200, 450, 300)] * 10  # never near anyone
+    tables = _tables_with(tmp_path, {(1, "person"): walker, (2, "umbrella"): umbrella,
+                                     (3, "chair"): chair})
+    result = ask(tables, "what is the woman carrying")
+    assert result.value == "umbrella" and result.instance_ids == [2]
+    assert "chair" not in result.text

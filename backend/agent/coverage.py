@@ -27,7 +27,7 @@ def unseen(option: str, tables) -> list[str]:
     tracked = {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}
 
     def covered(kind: str) -> bool:
-        return (kind in tracked
+        return (any(k in tracked for k in kinds.detected_as(kind))
                 or (kind in kinds.MOVING and MOVING_OBJECT in tracked)
                 or _mentioned(tables, kinds.words_for(kind)))
 

@@ -1,5 +1,5 @@
-"""Which kinds of things a video shows: the typed query behind "what kinds of vehicles pass",
-"which of these appears" and "is there a boat".
+"""Which kinds of things a video shows: the typed queries behind "what kinds of vehicles pass",
+"which of these appears" (`kinds_seen`) and "what is the woman carrying" (`held`).
 
 It reads the instances table, whose categories are the person detector's and the COCO object
 detector's (`backend/ingest/objects.py`), and says how many of each kind were tracked; moving
@@ -36,3 +36,41 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
     text += f" The detectors can name {len(known)} kinds; anything else cannot be seen."
     return Result(text, value=", ".join(r["category"] for r in wanted), sql=sql, rows=rows,
                   support="computed" if wanted and not unnamed else "read")
+
+
+# An object whose centre lies inside a person's box on at least this share of the frames it is
+# seen on goes with that person: held, carried, worn or sat on (boxes cannot tell which).
+_WITH_PEOPLE = 0.5
+
+
+def held(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span is not None else ""
+    sql = f"""
+        WITH sightings AS (
+            SELECT d.instance_id, d.frame,
+                   MAX(CASE WHEN (d.x1 + d.x2) / 2 BETWEEN p.x1 AND p.x2
+                             AND (d.y1 + d.y2) / 2 BETWEEN p.y1 AND p.y2 THEN 1 ELSE 0 END) AS inside
+            FROM detections d JOIN instances i ON i.id = d.instance_id
+            LEFT JOIN detections p ON p.frame = d.frame
+                 AND p.instance_id IN (SELECT id FROM instances WHERE category = 'person')
+            WHERE i.category NOT IN ('person', '{MOVING}'){during}
+            GROUP BY d.instance_id, d.frame)
+        SELECT i.category, COUNT(*) AS n, GROUP_CONCAT(i.id) AS ids
+        FROM (SELECT instance_id, AVG(inside) AS share FROM sightings GROUP BY instance_id) s
+        JOIN instances i ON i.id = s.instance_id
+        WHERE s.share >= {_WITH_PEOPLE} GROUP BY i.category ORDER BY n DESC"""
+    rows = tables.rows(sql)
+    if "person" not in {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}:
+        return Result("No person was tracked in this video, so nothing was held by one.",
+                      value="", sql=sql, rows=rows, support="none")
+    where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
+    if not rows:
+        return Result(f"No object of a kind the detectors name was seen with a person{where} "
+                      f"(inside a person's box most of the time it was seen).", value="",
+                      sql=sql, rows=rows, support="read")
+    seen = ", ".join(plural(r["n"], r["category"]) for r in rows)
+    ids = [int(i) for r in rows for i in str(r["ids"]).split(",")]
+    return Result(f"Seen with people{where} (inside a person's box most of the time: held, "
+                  f"carried, worn or sat on): {seen}.",
+                  value=", ".join(r["category"] for r in rows), sql=sql, rows=rows,
+                  instance_ids=ids)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from backend.ingest import describe
 from backend import kinds
 from backend.agent import precision, typed_values
-from backend.agent.kind_queries import kinds_seen
+from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import (Result, Target, VideoTables, parse_target,
@@ -44,6 +44,7 @@ OPERATIONS: dict[str, str] = {
     "movement": "how an object, or the objects of a kind, move (direction across the frame)",
     "appearance": "what an object, or the objects of a kind, look like (colours)",
     "kinds": "which kinds of things appear (people, vehicles, animals, objects), how many of each",
+    "held": "what people hold, carry or wear: the objects seen inside a person's box",
     "speech": "what is said at or near a time, during an interval, or when given words are said",
     "screen_text": "the text shown on screen at a time or in the whole video, and where it is",
     "timeline": "descriptions of what is seen between two times, or in the whole video",
@@ -98,6 +99,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)
+    if target == parse_target("") and query.operation in _COUNTS and _EMPTY.search(question.lower()):
+        target = OCCUPANTS
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
@@ -110,6 +113,12 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
 
 
 _COUNTS = {"in_view", "most_at_once", "count_distinct"}
+# Whether a place is empty is about who or what is in it, not its furniture: a room with a table
+# and a chair in it is empty. Its count is of people and of things that move by themselves.
+_EMPTY = re.compile(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:people|person|one|"
+                    r"objects?))\b")
+OCCUPANTS = Target(None, None, "occupant")
+_MOVERS = kinds.MOVING | {MOVING}
 _OBJECT_OPERATIONS = _COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
 
 
@@ -138,10 +147,14 @@ def _through_moving_objects(operation, tables: VideoTables, target: Target, stan
     'proxy'), since a moving object may or may not be a {target}."""
     result = operation(tables, stand_in, span, words.strip())
     things = plural(2, target.label).split(" ", 1)[1]
-    why = (f"Ingest's detectors cannot name {things}" if tables.unseen_category(target) else
-           f"Ingest's object detector found no {things} (nor any other kind that moves by itself)")
-    result.text = (f"{why}, but it tracked things that moved and are not people, with their size, "
-                   f"colour and path measured; they may be what the question means. " + result.text)
+    if tables.unseen_category(target):
+        why = (f"Ingest's detectors cannot name {things}, but it tracked things that moved and "
+               f"are not people")
+    else:  # "found no cars" read to a small model as "there are no cars"
+        why = ("Ingest tracked things that moved and are not people, which its object detector "
+               "could not name (it named no kind that moves by itself in this video)")
+    result.text = (f"{why}, with their size, colour and path measured; they may be the {things} "
+                   f"the question means. " + result.text)
     if result.support in ("computed", "read"):
         result.support = "proxy"
     return result
@@ -162,7 +175,7 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
         return None
     if span:  # "at 12 seconds" is a time, not a count
         said = said.replace(span.phrase, " ")
-    if re.search(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:people|person|one|objects?))\b", said):
+    if _EMPTY.search(said):
         return ("==", 0)
     number = re.search(r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\b(?!\s*(?:s|sec|secs|seconds?|"
                        r"minutes?|min|:))", said)
@@ -202,7 +215,14 @@ def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bo
 
 
 def _category_sql(target: Target) -> str:
-    return f" AND i.category = {_quoted(target.category)}" if target.category else ""
+    if target == OCCUPANTS:
+        return f" AND i.category IN ({', '.join(_quoted(k) for k in sorted(_MOVERS))})"
+    return f" AND i.category IN ({_kinds_sql(target.category)})" if target.category else ""
+
+
+def _kinds_sql(kind: str) -> str:
+    """The detector's kinds a kind is reported as, quoted for IN: 'car' or 'car', 'truck'."""
+    return ", ".join(_quoted(k) for k in kinds.detected_as(kind))
 
 
 def _instance_sql(target: Target) -> str:
@@ -566,5 +586,5 @@ def timeline(tables: VideoTables, target: Target, span: Span | None, words: str)
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
     "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
-    "timeline": timeline, "kinds": kinds_seen,
+    "timeline": timeline, "kinds": kinds_seen, "held": held,
 }

@@ -62,6 +62,7 @@ _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of 
 # Whether a kind is there at all ("is there a boat", "does a dog appear"), and where it is.
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
                        r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)", re.I)
+_HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 
 
@@ -75,6 +76,8 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
             return operation, tool
     if _WHEN.search(question) and queries.names_an_edge(question):
         return "first_appearance", "When"
+    if _HELD.search(question):
+        return "held", "What"
     if _KINDS.search(question):
         return "kinds", "What"
     at_a_time = duration is not None and resolve(question, duration) is not None
@@ -123,7 +126,7 @@ def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | N
         return None
     operation, tool = chosen
     target = _target(operation, question)
-    if operation not in _READ and operation != "kinds" and not target:
+    if operation not in _READ and operation not in ("kinds", "held") and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
                                words=quoted_words(question) if operation in ("screen_text",
@@ -139,7 +142,8 @@ def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | N
 
 _READ = ("screen_text", "speech", "appearance")
 _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
-         "first_appearance": "when something arrives or leaves", "most_at_once": "the most in view "
-         "at once", "count_distinct": "how many different ones appear", "in_view": "how many are "
-         "in view at a time", "kinds": "which kinds of things appear", "movement": "where "
-         "something goes"}
+         "first_appearance": "when something arrives or leaves",
+         "most_at_once": "the most in view at once",
+         "count_distinct": "how many different ones appear",
+         "in_view": "how many are in view at a time", "kinds": "which kinds of things appear",
+         "held": "what people hold", "movement": "where something goes"}

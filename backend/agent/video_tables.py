@@ -137,7 +137,8 @@ class VideoTables:
 
     def unseen_category(self, target: Target) -> str | None:
         """Why ingest could never have recorded this category, or None if it could."""
-        if target.category is None or target.category in self.categories:
+        if target.category is None or \
+                any(k in self.categories for k in kinds.detected_as(target.category)):
             return None
         if target.category in kinds.COCO:
             objects = self.video["models"].get("objects") or "off"
