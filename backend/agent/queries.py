@@ -24,7 +24,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from backend.ingest import describe
 from backend import kinds
 from backend.agent import precision, typed_values
 from backend.agent.kind_queries import held, kinds_seen
@@ -33,6 +32,7 @@ from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import (Result, Target, VideoTables, parse_target,
                                         plural)
 from backend.errors import QueryError
+from backend.ingest import describe
 from models.motion import CATEGORY as MOVING
 
 OPERATIONS: dict[str, str] = {
@@ -99,7 +99,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)
-    if target == parse_target("") and query.operation in _COUNTS and _EMPTY.search(question.lower()):
+    any_object = target.instance is None and target.category is None
+    if any_object and query.operation in _COUNTS and _EMPTY.search(question.lower()):
         target = OCCUPANTS
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")

@@ -16,8 +16,8 @@ from typing import Literal
 
 from backend import kinds
 from backend.agent import precision
-from backend.ingest import describe
 from backend.agent.timephrases import Span
+from backend.ingest import describe
 from backend.sql_runner import QueryResult, run_query
 
 
