@@ -270,3 +270,23 @@ def test_what_people_carry_is_the_objects_inside_their_boxes_most_of_the_time(tm
     result = ask(tables, "what is the woman carrying")
     assert result.value == "umbrella" and result.instance_ids == [2]
     assert "chair" not in result.text
+
+
+def test_a_room_with_only_furniture_in_it_is_empty(ingested, library_settings):
+    tables = _tables(ingested, library_settings, "intel_one-by-one-person-detection.mp4")
+    # A sampled moment when the detector sees a chair (the room's) and nobody is in view.
+    moments = tables.rows(
+        "SELECT d.t FROM detections d JOIN instances i ON i.id = d.instance_id GROUP BY d.frame "
+        "HAVING SUM(i.category = 'chair') > 0 AND SUM(i.category IN ('person', 'moving object')) = 0 "
+        "ORDER BY d.t LIMIT 1")
+    assert moments, "the clip has a moment with the chair and nobody"
+    t = moments[0]["t"]
+    assert ask(tables, f"is the room empty at {t:g} seconds").value == "yes"
+    # Whatever the model names as the place, its occupants are counted, not the place.
+    for place in ("room", "table", ""):
+        said = run(TypedQuery(operation="in_view", target=place, time="", until="", words=""),
+                   f"is the room empty at {t:g} seconds", tables)
+        assert said.value == "yes" and said.support == "computed", (place, said.text)
+    busy = tables.rows("SELECT MIN(d.t) AS t FROM detections d JOIN instances i ON "
+                       "i.id = d.instance_id WHERE i.category = 'person'")[0]["t"]
+    assert ask(tables, f"is the room empty at {busy:g} seconds").value == "no"

@@ -99,8 +99,7 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)
-    any_object = target.instance is None and target.category is None
-    if any_object and query.operation in _COUNTS and _EMPTY.search(question.lower()):
+    if query.operation in _COUNTS and _EMPTY.search(question.lower()) and _a_place(target):
         target = OCCUPANTS
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
@@ -121,6 +120,12 @@ _EMPTY = re.compile(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:peop
 OCCUPANTS = Target(None, None, "occupant")
 _MOVERS = kinds.MOVING | {MOVING}
 _OBJECT_OPERATIONS = _COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
+
+
+def _a_place(target: Target) -> bool:
+    """Whether an emptiness question's target is where to count, not what: '', 'room', 'the
+    table' (in "is the table empty" the table is no occupant); people or cars are counted."""
+    return target.instance is None and target.category not in kinds.MOVING
 
 
 def _moving_stand_in(tables: VideoTables, target: Target) -> Target | None:

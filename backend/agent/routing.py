@@ -62,6 +62,9 @@ _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of 
 # Whether a kind is there at all ("is there a boat", "does a dog appear"), and where it is.
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
                        r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)", re.I)
+# "Is the hall empty at 12 s": a count at that time, of whoever is in it (`queries.OCCUPANTS`).
+_EMPTY_AT = re.compile(r"^\s*(?:is|was|are|were) (?:the|this|that) [\w ]+? (?:empty|deserted|vacant)\b",
+                       re.I)
 _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 
@@ -76,11 +79,13 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
             return operation, tool
     if _WHEN.search(question) and queries.names_an_edge(question):
         return "first_appearance", "When"
+    at_a_time = duration is not None and resolve(question, duration) is not None
+    if _EMPTY_AT.search(question) and at_a_time:
+        return "in_view", "Count"
     if _HELD.search(question):
         return "held", "What"
     if _KINDS.search(question):
         return "kinds", "What"
-    at_a_time = duration is not None and resolve(question, duration) is not None
     objects = [kind for kind in kinds.named(question) if kind != "person"]
     if _PRESENCE.search(question) and objects:
         return ("in_view" if at_a_time else "count_distinct"), "Count"
@@ -105,8 +110,8 @@ def _count(question: str, duration: float | None) -> tuple[str, str] | None:
 
 def _target(operation: str, question: str) -> str:
     """The kind the question counts or times ('' for any), in `kinds`' words."""
-    if operation in ("screen_text", "speech"):
-        return ""
+    if operation in ("screen_text", "speech") or _EMPTY_AT.search(question):
+        return ""  # what is said or written; whoever is in the place asked about
     if operation == "kinds":
         return next((w for w in re.findall(r"[a-z]+", question.lower()) if w in kinds.GROUP_WORDS), "")
     return _named_kind(question)
@@ -126,7 +131,8 @@ def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | N
         return None
     operation, tool = chosen
     target = _target(operation, question)
-    if operation not in _READ and operation not in ("kinds", "held") and not target:
+    whoever = operation in ("kinds", "held") or _EMPTY_AT.search(question)  # no kind needed
+    if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
                                words=quoted_words(question) if operation in ("screen_text",
