@@ -107,9 +107,12 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     rows = sorted(instances, key=lambda i: i["id"])
     labels = [f"#{i['id']} {i.get('category') or 'object'}" for i in rows]
     colour_of = colours([{"id": i["id"], "category": i.get("category") or "object"} for i in rows])
-    # Several kinds: one legend entry per kind, which hides or shows all its rows when clicked.
-    by_kind = len({i.get("category") for i in rows}) > 1
-    listed: set[str] = set()
+    # Several kinds: one legend entry per kind (on its first row), which hides or shows all its
+    # rows when clicked.
+    first_of_kind = {}
+    for inst in rows:
+        first_of_kind.setdefault(inst.get("category") or "object", inst["id"])
+    by_kind = len(first_of_kind) > 1
     fig = go.Figure()
     for inst, label in zip(rows, labels):
         iid = inst["id"]
@@ -132,7 +135,7 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             x=[max(end - start, duration / 400 if duration > 0 else 0.05)
                for start, end in intervals],
             legendgroup=inst.get("category") or "object",
-            showlegend=by_kind and _first(listed, inst.get("category") or "object"),
+            showlegend=by_kind and first_of_kind[inst.get("category") or "object"] == iid,
             marker=dict(color=colour_of[iid] if is_used else UNUSED,
                         line=dict(color=INK if used and is_used else "rgba(0,0,0,0)", width=1.5)),
             opacity=1.0 if is_used else 0.7, width=0.6,
@@ -171,14 +174,6 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     fig.layout.yaxis.update(categoryorder="array", categoryarray=labels, autorange="reversed",
                             showgrid=False)
     return fig
-
-
-def _first(seen: set[str], kind: str) -> bool:
-    """Whether this is the first row of its kind (which carries the kind's legend entry)."""
-    if kind in seen:
-        return False
-    seen.add(kind)
-    return True
 
 
 # -- memory replay counts -------------------------------------------------------------------

@@ -24,7 +24,7 @@ def unseen(option: str, tables) -> list[str]:
     named = kinds.named(option)
     if not named:
         return []
-    tracked = {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}
+    tracked = tables.tracked
 
     def covered(kind: str) -> bool:
         return (any(k in tracked for k in kinds.detected_as(kind))

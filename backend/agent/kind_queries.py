@@ -44,6 +44,9 @@ _WITH_PEOPLE = 0.5
 
 
 def held(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    if "person" not in tables.tracked:
+        return Result("No person was tracked in this video, so nothing was held by one.",
+                      value="", support="none")
     during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span is not None else ""
     sql = f"""
         WITH sightings AS (
@@ -60,9 +63,6 @@ def held(tables: VideoTables, target: Target, span: Span | None, words: str) -> 
         JOIN instances i ON i.id = s.instance_id
         WHERE s.share >= {_WITH_PEOPLE} GROUP BY i.category ORDER BY n DESC"""
     rows = tables.rows(sql)
-    if "person" not in {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}:
-        return Result("No person was tracked in this video, so nothing was held by one.",
-                      value="", sql=sql, rows=rows, support="none")
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
     if not rows:
         return Result(f"No object of a kind the detectors name was seen with a person{where} "

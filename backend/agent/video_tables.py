@@ -128,8 +128,12 @@ class VideoTables:
         known = self.video["models"].get("categories")
         if known:
             return sorted(known)
-        seen = [r["category"] for r in self.rows("SELECT DISTINCT category FROM instances")]
-        return sorted({"person", *seen})
+        return sorted({"person", *self.tracked})
+
+    @cached_property
+    def tracked(self) -> set[str]:
+        """The categories the tables hold instances of: what was found, not what could be."""
+        return {r["category"] for r in self.rows("SELECT DISTINCT category FROM instances")}
 
     @property
     def detector(self) -> str:
