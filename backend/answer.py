@@ -151,6 +151,8 @@ class Answer:
     usage: Cost = field(default_factory=Cost)   # answering only; learning's is in memory.learned
     memory: MemoryTrace = field(default_factory=MemoryTrace)
     confidence: Confidence | None = None
+    # A question across the library: the videos the answer names, each {video_id, name, times}.
+    videos: list[dict] = field(default_factory=list)
     pending_learning: Callable[[], Lesson] | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:

@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 
 from backend.agent import coverage, precision, prompts, routing
 from backend.agent.planner import GivenStep, Node, Planner, PlannerConfig
+from backend.agent import graph_tool
+from backend.agent.graph_tool import GraphTool
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
 from backend.config import Settings
@@ -71,7 +73,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     try:
         llm = llm or llm_for(settings)
     except LLMError as e:
-        return _unanswered(video_id, question, options, f"could not answer: {e}", usage, started)
+        return unanswered(video_id, question, options, f"could not answer: {e}", usage, started)
     embedder = embedder or embedder_for(settings)
     ctx = ToolContext(video_id=video_id, db_path=entry.db_path, memory_folder=entry.folder,
                       llm=llm, embed=embedder.embed, usage=usage,
@@ -110,7 +112,8 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         # "how many seconds in does the last person arrive" was answered with a time. A replay
         # of the routed operation stands, and its query is not run twice.
         given = routing.first_step(standalone, tables) or given
-    tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic)]
+    tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,
+                                           graph=graph_tool.memories), GraphTool()]
     if document:
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
     planner = Planner(tools, ctx, config, on_step=on_step)
@@ -177,7 +180,7 @@ def _learn(answer: Answer, memory: MemoryOptions, vector, store: MemoryStore,
     return replace(lesson, usage=Cost.of(learning.usage, started, other=False))
 
 
-def _unanswered(video_id, question, options, message, usage, started) -> Answer:
+def unanswered(video_id, question, options, message, usage, started) -> Answer:
     return Answer(video_id=video_id, question=question, standalone_question=question,
                   options=options, answer=message, option=None, answered=False, times=[],
                   instance_ids=[], evidence=[], tree=[], usage=Cost.of(usage, started))

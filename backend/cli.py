@@ -26,9 +26,11 @@ from backend.cli_bench import (SHARED, bench_agent, bench_ingest, bench_measurem
                                 print_ingest_bench, print_json, print_measurements,
                                 print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
+from backend.cli_ask import SOLUTIONS_HELP, solutions
+from backend.cli_ask import add_parser as add_ask_parser
+from backend.cli_export import add_parser as add_export_parser
 from backend.errors import InputError, MemoryReelError, QueryError, UsageError
-from backend.inputs import (MAX_SOLUTIONS, MIN_SOLUTIONS, check_question, check_solutions,
-                            check_text, parse_options)
+from backend.inputs import check_text
 from models.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -111,69 +113,6 @@ def _print_sql(payload: dict) -> None:
         print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
 
 
-def _ask(args, settings) -> dict:
-    from backend.ask import ask
-    from backend.memory import sessions
-    from backend.memory.replay import MemoryOptions
-
-    # Checked before the library or a model is touched, with the app's own rules.
-    check_question(args.video_id, args.question)
-    options = parse_options(args.options)
-    document = (Path(args.document).name, Path(args.document).read_text()) if args.document else None
-    history = sessions.load(settings, args.session) if args.session else None
-
-    def show(node) -> None:
-        if not (args.json or args.quiet):
-            what = node.failure or node.answer or node.observation
-            print(f"  [{node.id}] {node.action}({node.action_input[:60]}) -> {what[:100]}",
-                  file=sys.stderr)
-    answer = ask(args.video_id, args.question, settings, options=options, n_solutions=args.n,
-                 document=document, history=history, on_step=show,
-                 memory=MemoryOptions.off() if args.no_memory else None)
-    if args.session:
-        sessions.append(settings, args.session, args.question, answer.answer)
-    return answer.as_dict()
-
-
-def _print_ask(payload: dict) -> None:
-    """The answer, then why: confidence, evidence steps, memory, cost."""
-    if payload["options"] and payload["option"] is not None:
-        print(f"answer: {payload['option']} ({payload['answer']})")
-    else:
-        print(f"answer: {payload['answer']}")
-    c = payload.get("confidence") or {}
-    if c.get("level") not in (None, "none"):
-        print(f"  confidence {c['level']}: {c['explanation']}")
-    for step in payload["evidence"]:
-        times = ", ".join(f"{t:g} s" for t in step["times"][:8])
-        print(f"  {step['tool']}({step['input']}): {step['observation'][:160]}"
-              + (f" [at {times}]" if times else ""))
-        if step.get("sql"):
-            print(f"    SQL: {step['sql'][:200]}")
-    _print_answer_memory(payload["memory"])
-    u = payload["usage"]
-    print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
-          f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
-          f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
-
-
-def _print_answer_memory(m: dict) -> None:
-    """What an answer replayed and learned, when memory was on."""
-    if not m.get("enabled"):
-        return
-    rating = (f"P {m['p']}" if m.get("rated", True) else
-              "P not asked: it could not change the replay")
-    print(f"  memory: {m['task_type'] or 'unrated'} question, C(q) {m['complexity']} "
-          f"({rating}, E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
-          f"{len(m['replayed'])}")
-    for r in m["replayed"]:
-        similarity = "" if r["similarity"] is None else f" {r['similarity']:.2f}"
-        print(f"    [{r['kind']}{similarity}] {r['text'][:120]}")
-    learned = m.get("learned", {})
-    if learned:
-        print(f"  learned: {learned['verdict']} ({learned['reason'][:120]})")
-
-
 def _memory(args, settings) -> dict:
     from backend.memory.store import MemoryStore
 
@@ -246,6 +185,10 @@ def _setup(args, settings) -> dict:
 def _workload(args, settings) -> dict:
     from backend.evaluation.workload import make_external_workload, make_workload, video_files
 
+    if args.library:
+        from backend.evaluation import library_workload
+
+        return library_workload.run(settings, Path(args.out), seed=args.seed)
     if args.external_only:
         return make_external_workload(SHARED / "videos" / "ground-truth" if args.videos is None
                                       else Path(args.videos), Path(args.out), settings,
@@ -266,6 +209,13 @@ def _workload(args, settings) -> dict:
 
 
 def _print_workload(payload: dict) -> None:
+    if "wrong_videos_named" in payload:
+        print(f"{payload['questions']} library questions over {payload['videos']} videos: "
+              f"{payload['right']} right, {payload['wrong_videos_named']} wrong videos named, "
+              f"{payload['videos_missed']} missed; written to {payload['out']}")
+        for need, n in payload["needs"].items():
+            print(f"  {need}: {n['right']}/{n['questions']}")
+        return
     print(f"{payload['questions']} questions (seed {payload['seed']}) written to {payload['out']}")
     for label in ("videos", "needs", "truth", "halves"):
         if label in payload:
@@ -350,20 +300,6 @@ class _Parser(argparse.ArgumentParser):
         return super()._parse_optional(arg_string)
 
 
-def _solutions(text: str) -> int:
-    """--n: the number of candidate answers, in the range the app offers."""
-    try:
-        return check_solutions(int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    except InputError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-_SOLUTIONS_HELP = (f"planner solutions, {MIN_SOLUTIONS}-{MAX_SOLUTIONS} "
-                   "(default MEMORYREEL_N_SOLUTIONS)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m backend", description=__doc__)
     common = _Parser(add_help=False)
@@ -384,16 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.set_defaults(run=_sql, render=_print_sql)
 
-    p = sub.add_parser("ask", parents=[common], help="ask a question about a video")
-    p.add_argument("video_id")
-    p.add_argument("question")
-    p.add_argument("--options", help="multiple choice: two or more options separated by '|'")
-    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
-    p.add_argument("--document", help="a text file the agent may search as background knowledge")
-    p.add_argument("--session", help="chat name: earlier turns of it are short-term memory, and "
-                                     "this turn is added to it")
-    p.add_argument("--no-memory", action="store_true", help="neither replay nor learn")
-    p.set_defaults(run=_ask, render=_print_ask)
+    add_ask_parser(sub, common)
+    add_export_parser(sub, common)
 
     p = sub.add_parser("memory", parents=[common], help="inspect semantic, procedural and "
                                                         "episodic memory")
@@ -413,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "files not named by the question file's video ids")
     p.add_argument("--limit", type=int, help="only the first N questions of the seeded order")
     p.add_argument("--memory", choices=["off", "semantic", "procedural", "all"], default="all")
-    p.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
+    p.add_argument("--n", type=solutions, help=SOLUTIONS_HELP)
     p.add_argument("--replay", default="dynamic", help="dynamic (default) or fixed:KS,KP")
     p.add_argument("--seed", type=int, default=0, help="seed of the question order (default 0)")
     p.add_argument("--out", help="run folder (default MEMORYREEL_HOME/evaluations/<file>_<options>)")
@@ -440,6 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "variants, counts with options one or two apart, a tuning and a "
                         "reporting half (column `half`); the videos are linked into videos/ "
                         "beside --out")
+    p.add_argument("--library", action="store_true",
+                   help="questions across the library (which videos show a kind, N people at "
+                        "once, say a word), truth from the tables; asks them and scores the "
+                        "videos named")
     p.add_argument("--out", required=True, help="CSV to write (dev-qa layout plus truth, need)")
     p.add_argument("--count", type=int, default=120, help="questions in all (default 120)")
     p.add_argument("--seed", type=int, default=0, help="seed of the questions and their order")
@@ -461,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(SHARED / "eval" / "dev-qa.csv"))
     qa.add_argument("--videos", default=str(SHARED / "videos"))
-    qa.add_argument("--n", type=_solutions, help=_SOLUTIONS_HELP)
+    qa.add_argument("--n", type=solutions, help=SOLUTIONS_HELP)
     qa.add_argument("--limit", type=int, help="only the first N questions")
     b = bench_sub.add_parser("agent", parents=[common, qa], help="accuracy and cost on a QA file")
     b.add_argument("--agents", default="grounded,sql",
@@ -518,9 +450,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the tuning half to backend/agent/measured_precision.json")
     b.set_defaults(run=bench_measurements, render=print_measurements)
     b = bench_sub.add_parser("retrieval", parents=[common],
-                             help="memory vector search: LanceDB with and without index, numpy")
+                             help="vector search (LanceDB, numpy) and graph PageRank")
     b.add_argument("--rows", type=int, default=100_000, help="synthetic memory rows (default 100000)")
     b.add_argument("--queries", type=int, default=200, help="queries timed (default 200)")
+    b.add_argument("--graph-edges", default="10000,100000", help="graph sizes for PageRank")
+    b.add_argument("--graph-questions", type=int, default=20, help="questions per graph size")
     b.set_defaults(run=bench_retrieval, render=print_retrieval_bench)
     return parser
 

@@ -217,7 +217,11 @@ def print_measurements(payload: dict) -> None:
 def bench_retrieval(args, settings) -> dict:
     from backend.memory.vectors import retrieval_bench
 
-    return retrieval_bench(n=args.rows, queries=args.queries)
+    from backend.graph.bench import ppr_bench
+
+    edges = tuple(int(n) for n in args.graph_edges.split(",") if n.strip())
+    return {**retrieval_bench(n=args.rows, queries=args.queries),
+            "graph": ppr_bench(edges=edges, questions=args.graph_questions)}
 
 
 def print_retrieval_bench(payload: dict) -> None:
@@ -233,6 +237,12 @@ def print_retrieval_bench(payload: dict) -> None:
               f"nprobes {row['nprobes']} refine {row['refine_factor']}")
     print(f"index pays off (p50 at most half the unindexed) from "
           f"{payload['index_pays_off_from_rows']} rows")
+    graph = payload["graph"]
+    print(f"graph retrieval (personalised PageRank), {graph['questions']} questions per size")
+    print(f"{'edges':>8} {'nodes':>7} {'segments':>9} {'load s':>7} {'p50 s':>7} {'p95 s':>7}")
+    for row in graph["sizes"]:
+        print(f"{row['edges']:>8} {row['nodes']:>7} {row['segments']:>9} {row['load_s']:>7.2f} "
+              f"{row['p50_s']:>7.3f} {row['p95_s']:>7.3f}")
 
 
 def _print_ingest_comparison(payload: dict) -> None:

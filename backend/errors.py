@@ -31,3 +31,8 @@ class UsageError(MemoryReelError):
 
 class CaptionError(MemoryReelError):
     """The configured captioner failed; ingest stopped and added nothing to the library."""
+
+
+class ExportError(MemoryReelError):
+    """An export cannot be made: the answer file is not an `ask --json` answer, or the video
+    lacks the tables the format is made from."""

@@ -55,7 +55,8 @@ _IRREGULAR = {"man": "men", "woman": "women", "child": "children", "person": "pe
               "scissors": "scissors", "bus": "buses"}
 
 
-def _plural(word: str) -> str:
+def plural(word: str) -> str:
+    """'bus' -> 'buses', 'person' -> 'people', 'wine glass' -> 'wine glasses'."""
     head, _, last = word.rpartition(" ")
     if last in _IRREGULAR:
         last = _IRREGULAR[last]
@@ -74,7 +75,7 @@ def words() -> dict[str, str]:
     named = {}
     for kind in (*COCO, *BEYOND_COCO, *EITHER):
         for word in (kind, *SYNONYMS.get(kind, ())):
-            named[word] = named[_plural(word)] = kind
+            named[word] = named[plural(word)] = kind
     return named
 
 

@@ -93,8 +93,10 @@ class VideoEntry:
         finally:
             db.close()
         row["models"] = json.loads(row["models"] or "{}")
+        tables = self.table_counts()
         info = {"video_id": self.video_id, **{k: v for k, v in row.items() if k != "id"},
-                "tables": self.table_counts()}
+                "tables": tables,
+                "graph": {"nodes": tables["graph_nodes"], "edges": tables["graph_edges"]}}
         objects = str(row["models"].get("objects", ""))
         if objects.startswith("unavailable: "):
             info["warnings"] = [f"everyday objects were not tracked, only people and moving "
@@ -102,8 +104,11 @@ class VideoEntry:
         return info
 
     def table_counts(self) -> dict[str, int]:
+        from backend.graph import build as graph_build  # NLTK: imported only when counts are asked for
+
         db = sqlite_utils.Database(self.db_path)
         try:
+            graph_build.ensure(db)
             # A library ingested before a table existed simply has none of its rows.
             return {name: db[name].count if db[name].exists() else 0 for name in TABLES}
         finally:

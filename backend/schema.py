@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from backend.graph import schema as graph_schema
+
 TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr",
-          "shots", "scenes")
+          "shots", "scenes", *graph_schema.GRAPH_TABLES)
 
 SCHEMA_DOC = """\
 video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, width INTEGER,
@@ -57,7 +59,7 @@ scenes(id INTEGER, t_start REAL, t_end REAL, shot_id INTEGER, cut_at REAL, camer
   -- (moving_share, 0-1); brightness 'dark', 'dim' or 'bright' from luma (mean grey level
   -- 0-255); colours names the colours filling the frame with their shares, e.g.
   -- 'green 60%, white 25%' (find one with colours LIKE '%green%').
-"""
+""" + graph_schema.GRAPH_DOC
 
 
 def create_tables(db: sqlite_utils.Database) -> None:
@@ -97,3 +99,4 @@ def create_tables(db: sqlite_utils.Database) -> None:
         "brightness": str, "luma": float, "colours": str,
     }, pk="id", foreign_keys=[("shot_id", "shots", "id")])
     db["scenes"].create_index(["t_start"])
+    graph_schema.create(db)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from backend import kinds
 from backend.agent.queries import SPEECH_WINDOW
 from backend.errors import QueryError
 from backend.schema import TABLES
@@ -39,10 +40,6 @@ def _at(t: float) -> str:
     return f"at {int(t // 60)}:{int(t % 60):02d}"
 
 
-def _plural(category: str) -> str:
-    return "people" if category == "person" else f"{category}s"
-
-
 def _speech(db_path: Path) -> str | None:
     """A time at which words are said: the middle of the word with the most words within the
     window the agent quotes for "what is said at T" (a run of speech, not a cough).
@@ -66,7 +63,7 @@ def _counted_kind(db_path: Path) -> str | None:
     """The most tracked kind (named kinds before moving objects): how many, in the video."""
     rows = _rows(db_path, f"SELECT category, COUNT(*) AS n FROM instances GROUP BY category "
                           f"ORDER BY category = '{MOVING}', n DESC LIMIT 1")
-    return f"how many {_plural(rows[0]['category'])} appear in the video" if rows else None
+    return f"how many {kinds.plural(rows[0]['category'])} appear in the video" if rows else None
 
 
 def _kinds(db_path: Path) -> str | None:
@@ -84,7 +81,7 @@ def _movement(db_path: Path) -> str | None:
     if not rows:
         return None
     kind = rows[0]["category"]
-    return f"which way do most of the {_plural(kind)} move" if rows[0]["n"] > 1 else \
+    return f"which way do most of the {kinds.plural(kind)} move" if rows[0]["n"] > 1 else \
         f"which way does the {kind} move"
 
 

@@ -224,20 +224,20 @@ def test_frames_are_picked_at_the_evidence_times(tud):
     sampled = run_query(tud.db_path, "SELECT DISTINCT frame, t FROM detections ORDER BY frame",
                         timeout_s=5, max_rows=10_000).rows
     times = [sampled[3][1], sampled[-2][1] + 0.05]
-    assert panels.frames_at_times(tud, times) == [sampled[3][0], sampled[-2][0]]
-    assert panels.frames_at_times(tud, []) == frames.key_frames(tud, 4)
+    assert frames.frames_at_times(tud, times) == [sampled[3][0], sampled[-2][0]]
+    assert frames.frames_at_times(tud, []) == frames.key_frames(tud, 4)
     # Many evidence times: the picks spread over them, first and last included.
     many = [t for _, t in sampled]
-    picks = panels.frames_at_times(tud, many, count=4)
+    picks = frames.frames_at_times(tud, many, count=4)
     assert len(picks) == 4 and picks[0] == sampled[0][0] and picks[-1] == sampled[-1][0]
 
 
 def test_frame_between_samples_far_from_detections_is_the_video_frame(tud, monkeypatch):
     # With no sampled detection near enough, the frame at the time itself is shown (no boxes
     # borrowed from another moment).
-    monkeypatch.setattr(panels, "NEAREST_DETECTION_S", 0.0)
+    monkeypatch.setattr(frames, "NEAREST_DETECTION_S", 0.0)
     fps = tud.info()["fps"]
-    assert panels.frames_at_times(tud, [0.1]) == [round(0.1 * fps)]
+    assert frames.frames_at_times(tud, [0.1]) == [round(0.1 * fps)]
 
 
 def test_evidence_gallery_draws_the_frames_with_ids(tud):

@@ -67,6 +67,9 @@ class PlannerConfig:
     # Whether the measurement behind a computed answer (its typed query, with conditions) is
     # precise enough, as measured on external truth, to be called high.
     trusted: Callable[[dict], bool] = precision.earns_high
+    # Tools whose computed value answers an open question as it stands (the library's list of
+    # videos), so code gives it rather than a model retelling it, names and times included.
+    answered_by: tuple[str, ...] = ()
 
 
 @dataclass
@@ -324,6 +327,10 @@ class Planner:
             thought = (f"the computed value '{parent.value}' is none of the options; the nearest "
                        f"is option {i}, '{q.options[i]}'")
             return self._add_answer(q, parent, thought, q.options[i], i, "nearest")
+        if not q.options and parent.support == "computed" and parent.value and \
+                parent.action in self.config.answered_by:
+            return self._add_answer(q, parent, f"{parent.action} computed the answer", parent.value,
+                                    None, "computed")
         if not q.options and parent.support == "unobserved":
             return self._add_answer(q, parent, "the tables cannot hold this",
                                     f"I cannot tell from this video's memory. {parent.observation}",

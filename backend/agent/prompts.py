@@ -306,8 +306,9 @@ _RECALL_SYSTEM = """You gather memories to answer a question about a video. You 
 so far. If it is enough to answer, reply {"enough": true, "memory": "episodic", "scale": "",
 "query": ""}. Otherwise choose where to look next: "episodic" (descriptions of time segments; scale
 is one of the video's scales, finest first: fine detail or whole-video overview), "facts" (facts
-from earlier checked answers) or "tables" (exact counts, times and text from the video's
-database), and a short query that differs from earlier ones.
+from earlier checked answers), "tables" (exact counts, times and text from the video's
+database) or "graph" (where named things, words and places meet: who is with or near whom, who
+came next), and a short query that differs from earlier ones.
 Reply as JSON: {"enough": ..., "memory": ..., "scale": ..., "query": ...}."""
 
 

@@ -28,7 +28,7 @@ _ROUTES = (
      r"mentions|mentioned|words?|hear|heard|voice|narrator)\b", "speech", "What"),
     (r"\b(colou?r|colou?red|wear|wears|wearing|dressed)\b", "appearance", "What"),
 )
-_PEOPLE = re.compile(r"\b(person|people|man|men|woman|women|boy|girl|child|children|someone|"
+PEOPLE = re.compile(r"\b(person|people|man|men|woman|women|boy|girl|child|children|someone|"
                      r"pedestrian|pedestrians|he|she|they|speaker)\b", re.IGNORECASE)
 
 
@@ -49,7 +49,7 @@ _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once" and no "different" is left to the model.
 _HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
-_MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
+MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
 _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
                        r"altogether|overall|over the whole|during the (?:whole )?(?:video|clip))\b",
@@ -99,7 +99,7 @@ def _count(question: str, duration: float | None) -> tuple[str, str] | None:
     "on screen" says of text), as one of the three counting queries."""
     if not (_HOW_MANY.search(question) and _named_kind(question)):
         return None
-    if _MOST.search(question):
+    if MOST.search(question):
         return "most_at_once", "Count"
     if _DISTINCT.search(question):
         return "count_distinct", "Count"
@@ -120,7 +120,7 @@ def _target(operation: str, question: str) -> str:
 def _named_kind(question: str) -> str:
     """The first kind the question names, people included; '' for none."""
     named = kinds.named(question)
-    return named[0] if named else "person" if _PEOPLE.search(question) else ""
+    return named[0] if named else "person" if PEOPLE.search(question) else ""
 
 
 def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | None:

@@ -328,7 +328,7 @@ class MemorySearch(Protocol):
 
 class RecallChoice(BaseModel):
     enough: bool
-    memory: Literal["episodic", "facts", "tables"]
+    memory: Literal["episodic", "facts", "tables", "graph"]
     scale: str = Field(max_length=12)
     query: str = Field(max_length=200)
 
@@ -338,8 +338,9 @@ class RecallTool:
     """Iterative retrieval over the video's memories (WorldMM): episodic segments at any scale,
     checked facts from earlier answers, or the tables, until the LLM judges it has enough.
 
-    Round one searches every scale and the facts with the planner's input, without an LLM call;
-    each later round the LLM picks the memory, scale and query from what was found so far.
+    Round one searches every scale, the facts and the knowledge graph with the planner's input,
+    without an LLM call; each later round the LLM picks the memory, scale and query from what
+    was found so far.
     """
 
     store: "MemorySearch"
@@ -351,6 +352,9 @@ class RecallTool:
     rounds: int = 3
     k: int = 3
     facts: bool = True          # off when semantic memory is off for this answer
+    # The video's knowledge graph as memories (backend/agent/graph_tool.py, which builds on
+    # this module); None leaves it out.
+    graph: Callable[[str, ToolContext], list[MemoryEntry]] | None = None
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
         found: dict[str, MemoryEntry] = {}
@@ -359,6 +363,8 @@ class RecallTool:
         if self.facts:
             self._add(found, self.store.search(tool_input, kind="semantic", video_id=ctx.video_id,
                                                k=2, min_similarity=0.5))
+        if self.graph is not None:
+            self._add(found, self.graph(tool_input, ctx))
         scales = episodic.scales(ctx.memory_folder)
         for _ in range(self.rounds - 1):
             try:
@@ -384,6 +390,8 @@ class RecallTool:
             observation = SqlSubTaskTool("Other", *prompts.SUB_TASKS["Other"]).run(choice.query, ctx)
             return [MemoryEntry(id=f"tables:{choice.query}", kind="tables", text=observation.text,
                                 times=observation.times[:1], video_id=ctx.video_id)]
+        if choice.memory == "graph" and self.graph is not None:
+            return self.graph(choice.query, ctx)
         if choice.memory == "facts" and self.facts:
             return self.store.search(choice.query, kind="semantic", video_id=ctx.video_id, k=self.k)
         return self.store.search(choice.query, kind="episodic", video_id=ctx.video_id, k=self.k,
@@ -402,6 +410,8 @@ def _lines(found: dict[str, MemoryEntry]) -> list[str]:
             lines.append(f"[{hit.times[0]:.0f}-{hit.times[1]:.0f} s, {hit.scale}] {hit.text}")
         elif hit.kind == "semantic":
             lines.append(f"[fact] {hit.text}")
+        elif hit.kind == "graph":
+            lines.append(f"[graph] {hit.text}")
         else:
             lines.append(f"[tables] {hit.text}")
     return lines

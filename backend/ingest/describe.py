@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backend.places import third
 from models.types import Pose
 
 
@@ -155,11 +156,8 @@ def _steady(values: list[str]) -> list[str]:
 
 
 def where(point: TrackPoint) -> str:
-    """A place on screen in words: a third of the height, then of the width ('bottom centre'),
-    or 'centre'."""
-    horizontal = "left" if point.cx < 1 / 3 else "right" if point.cx > 2 / 3 else "centre"
-    vertical = "top" if point.cy < 1 / 3 else "bottom" if point.cy > 2 / 3 else "middle"
-    return "centre" if (horizontal, vertical) == ("centre", "middle") else f"{vertical} {horizontal}"
+    """The third of the picture a track point is in, named as `backend.places` names it."""
+    return third(point.cx, point.cy)
 
 
 def _plural(n: int, noun: str) -> str:

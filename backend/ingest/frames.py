@@ -11,6 +11,9 @@ from backend.kinds import COCO
 from backend.library import VideoEntry
 from models.motion import CATEGORY as MOVING
 
+# An evidence time farther than this from any sampled detection shows the plain video frame
+# at that time (e.g. "the room is empty at 47 s") rather than a frame with boxes from elsewhere.
+NEAREST_DETECTION_S = 0.5
 _MOVING_COLOUR = "#6b7280"  # no kind: the grey of plain text
 _PALETTE = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6",
             "#bfef45", "#fabed4", "#469990", "#dcbeff", "#9a6324", "#800000", "#aaffc3"]
@@ -57,6 +60,29 @@ def key_frames(entry: VideoEntry, count: int = 4) -> list[int]:
         best = max(rows[start:start + chunk], key=lambda r: r["n"])
         picks.append(best["frame"])
     return picks[:count]
+
+
+def frames_at_times(entry: VideoEntry, times: list[float], count: int = 4) -> list[int]:
+    """Frame indices to show for evidence times: the sampled detection frame nearest each time,
+    or the video frame at the time when nothing was tracked near it; key frames without times."""
+    if not times:
+        return key_frames(entry, count)
+    video = _rows(entry, "SELECT fps, frames FROM video")[0]
+    sampled = _rows(entry, "SELECT DISTINCT frame, t FROM detections ORDER BY frame")
+    wanted = sorted(set(times))
+    if len(wanted) > count:  # spread the picks over the evidence rather than the first few
+        wanted = [wanted[round(k * (len(wanted) - 1) / (count - 1))] for k in range(count)] \
+            if count > 1 else wanted[:1]
+    picks: list[int] = []
+    for t in wanted:
+        nearest = min(sampled, key=lambda r: abs(r["t"] - t), default=None)
+        if nearest is not None and abs(nearest["t"] - t) <= NEAREST_DETECTION_S:
+            frame = nearest["frame"]
+        else:
+            frame = min(max(0, round(t * video["fps"])), max(0, video["frames"] - 1))
+        if frame not in picks:
+            picks.append(frame)
+    return picks
 
 
 def annotated_frames(entry: VideoEntry, frames: list[int],

@@ -29,6 +29,7 @@ from backend.ingest import decode, frame_pass, objects, preview, scenes, tables
 from backend.ingest.frame_pass import FrameEvidence, Progress
 from backend.ingest.tracks import clean_tracks, fill_gaps, relabel
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
+from backend.graph import build as graph_build
 from backend.schema import create_tables
 from models.motion import CATEGORY as MOVING
 from models.scenes import SceneAnalyser
@@ -150,6 +151,12 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                     db["scenes"].insert_all(scene.row(i) for i, scene in enumerate(segment_scenes, start=1))
                     episodes = tables.write_timeline(db, tracks, speech, evidence, meta, settings,
                                                model_names["captions"], (shots, segment_scenes))
+                finally:
+                    db.close()
+            with stage("graph"):
+                db = sqlite_utils.Database(folder / "video.db")
+                try:
+                    graph_build.write(db)
                 finally:
                     db.close()
             with stage("embed"):

@@ -1,0 +1,203 @@
+"""Questions across the whole library ("in which clip is a bus?", "which clips show two people at
+once?"), as VideoRAG asks them of one graph over a collection.
+
+A question about a kind of thing is a typed query run on every video's tables: how many
+different ones appear, or the most in view at once, compared with the number asked. Code names
+the videos that hold it, with times; nothing is read by a model. Any other question is searched
+in every video's knowledge graph and episodic memory, and the best videos come back, each with
+its times, for the planner to read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from backend import kinds
+from backend.agent import graph_tool, queries, routing, video_tables
+from backend.agent.tools import MemorySearch, Observation, ToolContext
+from backend.library import VideoEntry
+
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBER = re.compile(r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\b")
+_MORE_THAN = re.compile(r"\b(?:more than|over)\s*$")
+_EXACTLY = re.compile(r"\b(?:exactly|only|just)\s*$")
+# Words that name the library's videos themselves, not what is in them ("which video says").
+META = re.compile(r"\b(?:videos?|clips?|films?|footage|recordings?|library)\b", re.I)
+# Graph nodes that are words the video says or shows.
+_WORDS = ("topic", "text")
+# An episodic segment this similar to the question (MiniLM cosine) is worth reading.
+MIN_SIMILARITY = 0.4
+
+
+@dataclass
+class Found:
+    """What one video holds of the question."""
+
+    video_id: str
+    name: str
+    times: list[float] = field(default_factory=list)
+    text: str = ""
+    score: float = 0.0
+    words: list[str] = field(default_factory=list)  # what it says or shows of the question's
+
+    def line(self) -> str:
+        at = ", ".join(f"{t:.1f} s" for t in self.times[:5])
+        return f"[{self.name} (video {self.video_id}){' at ' + at if at else ''}] {self.text}"
+
+
+@dataclass(frozen=True)
+class KindQuestion:
+    """A question about a kind across videos: the typed query to run on each, and the count
+    a video must reach to hold what is asked."""
+
+    kind: str
+    operation: str          # count_distinct | most_at_once
+    comparison: str         # '>=', '>' or '=='
+    n: int
+
+    def holds(self, count: int) -> bool:
+        return {">=": count >= self.n, ">": count > self.n, "==": count == self.n}[self.comparison]
+
+    def asked(self) -> str:
+        noun = kinds.plural(self.kind)
+        if self.operation == "most_at_once":
+            return f"How many {noun} are in view at once?"
+        return f"How many different {noun} appear?"
+
+
+def kind_question(question: str) -> KindQuestion | None:
+    """The kind question a library question asks, or None ('which clips show two people at
+    once' -> most_at_once of person, >= 2; 'in which clip is a bus' -> count_distinct >= 1)."""
+    named = kinds.named(question) or (["person"] if routing.PEOPLE.search(question) else [])
+    if not named:
+        return None
+    said = " ".join(question.lower().split())
+    comparison, n = ">=", 1
+    if number := _NUMBER.search(said):
+        n = int(number.group(1)) if number.group(1).isdigit() else _NUMBER_WORDS[number.group(1)]
+        before = said[:number.start()]
+        comparison = ">" if _MORE_THAN.search(before) else "==" if _EXACTLY.search(before) else ">="
+    at_once = routing.MOST.search(said) is not None or (number is not None and n > 1 and
+                                                         "different" not in said)
+    return KindQuestion(named[0], "most_at_once" if at_once else "count_distinct", comparison, n)
+
+
+@dataclass
+class LibraryTool:
+    """Every video of the library, searched for one question."""
+
+    videos: list[VideoEntry]
+    store: MemorySearch | None = None
+    name: str = "Library"
+    description: str = ("search every video in the library: which videos show a kind of thing, "
+                        "how many at once, or where something is said, shown or seen; input: "
+                        "what to look for")
+    sql_timeout_s: float = 2.0
+    sql_max_rows: int = 200
+    k: int = 3
+
+    def run(self, tool_input: str, ctx: ToolContext) -> Observation:
+        asked = kind_question(tool_input)
+        if asked is not None:
+            found, unsure = self.by_kind(asked)
+            return _observed_kinds(asked, found, unsure, len(self.videos))
+        if found := self.by_words(tool_input, ctx):
+            return _observed_words(found, len(self.videos))
+        found = self.by_search(tool_input, ctx)
+        if not found:
+            return Observation(text="(no video's graph or memory matches)", ok=False)
+        return Observation(text="\n".join(f.line() for f in found), support="read",
+                           rows=[_row(f) for f in found],
+                           times=[t for f in found for t in f.times[:1]])
+
+    def by_kind(self, asked: KindQuestion) -> tuple[list[Found], list[Found]]:
+        """Videos that hold what is asked, and those where only unnamed moving things could
+        (a stand-in is never counted as the kind)."""
+        found, unsure = [], []
+        query = queries.TypedQuery(operation=asked.operation, target=asked.kind, time="",
+                                   until="", words="")
+        for video in self.videos:
+            tables = video_tables.VideoTables(video.db_path, self.sql_timeout_s, self.sql_max_rows)
+            result = queries.run(query, asked.asked(), tables)
+            if result.support == "proxy":
+                unsure.append(Found(video.video_id, video.name, list(result.times or []), result.text))
+            elif result.support == "computed" and result.value.isdigit() and \
+                    asked.holds(int(result.value)):
+                found.append(Found(video.video_id, video.name, list(result.times or []), result.text,
+                                   float(result.value)))
+        return found, unsure
+
+    def by_words(self, text: str, ctx: ToolContext) -> list[Found]:
+        """Videos that say or show a word the question names (a topic of their speech, a line
+        of their on-screen text), with the times the graph cites."""
+        found = []
+        for video in self.videos:
+            graph = graph_tool.index(_for_video(ctx, video))
+            asked = META.sub(" ", text)
+            nodes = [graph.nodes[n] for n, weight in graph.seeds(asked).items()
+                     if graph.nodes[n]["kind"] in _WORDS and weight >= 0.5]
+            if nodes:
+                hits = graph.search(asked, k=self.k)
+                found.append(Found(video.video_id, video.name,
+                                   sorted({n["t_start"] for n in nodes}),
+                                   f"says or shows {', '.join(repr(n['name']) for n in nodes)}: "
+                                   + " | ".join(graph_tool.said(h) for h in hits), len(nodes),
+                                   [n["name"] for n in nodes]))
+        return sorted(found, key=lambda f: -f.score)
+
+    def by_search(self, text: str, ctx: ToolContext) -> list[Found]:
+        """The videos whose graph or episodic memory best match, best first."""
+        found = []
+        for video in self.videos:
+            hits = graph_tool.search(text, _for_video(ctx, video), k=2)
+            episodes = [e for e in (self.store.search(text, kind="episodic", video_id=video.video_id,
+                                                      k=1) if self.store is not None else [])
+                        if (e.similarity or 0.0) >= MIN_SIMILARITY]
+            score = max([h.score * 10 for h in hits] + [e.similarity or 0.0 for e in episodes],
+                        default=0.0)
+            lines = [graph_tool.said(h) for h in hits] + [e.text for e in episodes]
+            times = [h.t_start for h in hits] + [e.times[0] for e in episodes if e.times]
+            if lines:
+                found.append(Found(video.video_id, video.name, times, " | ".join(lines), score))
+        return sorted(found, key=lambda f: -f.score)[:self.k]
+
+
+def _for_video(ctx: ToolContext, video: VideoEntry) -> ToolContext:
+    return ToolContext(video_id=video.video_id, db_path=video.db_path, memory_folder=video.folder,
+                       llm=ctx.llm, embed=ctx.embed, usage=ctx.usage)
+
+
+def _row(found: Found) -> dict:
+    return {"video_id": found.video_id, "name": found.name, "times": found.times[:5]}
+
+
+def _observed_kinds(asked: KindQuestion, found: list[Found], unsure: list[Found],
+                    videos: int) -> Observation:
+    what = (f"{asked.kind} ({asked.comparison} {asked.n} at once)" if asked.operation == "most_at_once"
+            else f"a {asked.kind}")
+    if found:
+        value = f"{len(found)} of {videos} videos show {what}: {_names(found)}"
+    else:
+        value = f"None of the {videos} videos shows {what}"
+    lines = [value + ".", *(f.line() for f in found)]
+    if unsure:
+        lines.append("Not counted, since their detector could not name what moved in them: "
+                     + "; ".join(f"{f.name} (video {f.video_id})" for f in unsure) + ".")
+    return Observation(text="\n".join(lines), value=value, support="computed",
+                       rows=[_row(f) for f in found],
+                       times=[t for f in found for t in f.times[:1]])
+
+
+def _names(found: list[Found]) -> str:
+    return "; ".join(f"{f.name} (video {f.video_id})" + (f" from {f.times[0]:.1f} s" if f.times else "")
+                     for f in found)
+
+
+def _observed_words(found: list[Found], videos: int) -> Observation:
+    words = ", ".join(repr(w) for w in dict.fromkeys(w for f in found for w in f.words))
+    value = f"{len(found)} of {videos} videos say or show {words}: {_names(found)}"
+    return Observation(text="\n".join([value + ".", *(f.line() for f in found)]),
+                       value=value, support="computed", rows=[_row(f) for f in found],
+                       times=[t for f in found for t in f.times[:1]])

@@ -1,0 +1,99 @@
+"""What ingest stored about one video, in formats other programs read.
+
+The transcript as SubRip (`srt`) and WebVTT (`webvtt-py`), one cue per speech segment; the
+tracks as CSV, one row per detection with its instance's kind; the knowledge graph as GraphML
+(networkx), its attributes made scalars since GraphML has no lists and no nulls.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from datetime import timedelta
+
+import networkx as nx
+import sqlite_utils
+import srt
+import webvtt
+
+from backend.errors import ExportError
+from backend.graph.network import has_graph, to_networkx
+
+TRACK_COLUMNS = ("instance_id", "category", "t", "frame", "x1", "y1", "x2", "y2", "confidence",
+                 "posture", "arm_raised", "facing")
+
+
+def render(db: sqlite_utils.Database, fmt: str) -> str:
+    """The video's export in `fmt`, one of backend.exports.VIDEO_FORMATS."""
+    return {"srt": transcript_srt, "vtt": transcript_vtt, "csv": tracks_csv,
+            "graphml": graph_graphml}[fmt](db)
+
+
+def speech_segments(db: sqlite_utils.Database) -> list[tuple[float, float, str]]:
+    """(start, end, text) of each segment that has words, in time order, each on one line:
+    a blank line would end a cue in both subtitle formats."""
+    rows = db.query("SELECT t_start, t_end, text FROM speech ORDER BY t_start, id")
+    segments = [(r["t_start"], max(r["t_start"], r["t_end"]), " ".join((r["text"] or "").split()))
+                for r in rows]
+    return [s for s in segments if s[2]]
+
+
+def transcript_srt(db: sqlite_utils.Database) -> str:
+    return srt.compose([srt.Subtitle(index=i, start=timedelta(seconds=start),
+                                     end=timedelta(seconds=end), content=text)
+                        for i, (start, end, text) in enumerate(speech_segments(db), start=1)])
+
+
+def transcript_vtt(db: sqlite_utils.Database) -> str:
+    # Cue text is markup in WebVTT: '<' opens a tag and '-->' is refused, so both are escaped.
+    captions = [webvtt.Caption(str(webvtt.models.Timestamp.from_seconds(start)),
+                               str(webvtt.models.Timestamp.from_seconds(end)),
+                               html.escape(text, quote=False))
+                for start, end, text in speech_segments(db)]
+    return webvtt.WebVTT(captions=captions).content
+
+
+def tracks_csv(db: sqlite_utils.Database) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(TRACK_COLUMNS)
+    columns = ", ".join(f"i.{c}" if c == "category" else f"d.{c}" for c in TRACK_COLUMNS)
+    for row in db.execute(f"SELECT {columns} FROM detections d JOIN instances i "
+                          "ON i.id = d.instance_id ORDER BY d.t, d.instance_id"):
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def graph_graphml(db: sqlite_utils.Database) -> str:
+    if not has_graph(db):
+        raise ExportError("This video has no knowledge graph yet (it was ingested before graphs "
+                          "were built); `python -m backend info VIDEO_ID` builds it.")
+    out = io.BytesIO()
+    nx.write_graphml(graphml_safe(to_networkx(db)), out, infer_numeric_types=True)
+    return out.getvalue().decode("utf-8")
+
+
+def graphml_safe(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """A copy whose attributes GraphML can hold: None dropped, lists and dicts as JSON text, and
+    an attribute that is a number somewhere and text elsewhere text everywhere (GraphML gives
+    each attribute one type)."""
+    safe = graph.copy()
+    for items in ([safe.graph], [data for _, data in safe.nodes(data=True)],
+                  [data for *_, data in safe.edges(keys=True, data=True)]):
+        _scalars(items)
+    return safe
+
+
+def _scalars(items: list[dict]) -> None:
+    for data in items:
+        for name, value in list(data.items()):
+            if value is None:
+                del data[name]
+            elif not isinstance(value, (str, int, float)):
+                data[name] = json.dumps(value, default=str)
+    texts = {name for data in items for name, value in data.items() if isinstance(value, str)}
+    for data in items:
+        for name in texts & data.keys():
+            data[name] = str(data[name])
