@@ -1,7 +1,9 @@
-"""The panels under the chat for one stored answer: objects, memories, replays, tree, evidence.
+"""The panels under the chat for one stored answer: objects, memories, replays, tree, graph,
+evidence.
 
 `render` rebuilds every panel from the answer dict kept in the session (its full trace), so
-selecting an earlier answer in the chat shows that answer's panels, not the latest one's.
+selecting an earlier answer in the chat shows that answer's panels, not the latest one's. An
+answer across the library shows one of the videos it names in the panels drawn from one video.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import html
 
 from app import figures, panels
 from app.api import memory_store
-from app.chat import chips_html
+from app.chat import evidence_html
 from app.views import clock
+from backend.ask_library import LIBRARY
 from backend.config import Settings
 from backend.errors import NotFoundError
-from backend.library import Library
+from backend.library import Library, VideoEntry
 
 EMPTY_HEADER = ("<div class='mr-answer-head mr-empty'>Ask a question: this is where MemoryReel "
                 "shows why the answer came out as it did.</div>")
@@ -27,7 +30,7 @@ def _cut(text: str, n: int) -> str:
 
 
 def header(answer: dict, number: int, total: int) -> str:
-    chips = chips_html(answer.get("times") or [])
+    evidence = evidence_html(answer)
     options = answer.get("options") or []
     shown = answer["answer"]
     if answer.get("option") is not None and options:
@@ -40,7 +43,7 @@ def header(answer: dict, number: int, total: int) -> str:
     return (f"<div class='mr-answer-head'><div class='mr-eyebrow'>Answer {number} of {total}"
             f"{' · click an earlier answer in the chat to see its panels' if total > 1 else ''}</div>"
             f"<div class='mr-q'>{asked}</div><div class='mr-a{state}'>{html.escape(shown)}</div>"
-            f"{'<div>Evidence at ' + chips + '</div>' if chips else ''}</div>")
+            f"{'<div>' + evidence + '</div>' if evidence else ''}</div>")
 
 
 def evidence_table(answer: dict) -> dict:
@@ -68,10 +71,11 @@ def cost_note(answer: dict) -> str:
 
 def render(settings: Settings, turns: list[dict], selected: int | None,
            video_id: str | None = None) -> tuple:
-    """(header, key frames, timeline, memory note, memories, replay bars, tree, evidence, cost).
+    """(header, key frames, timeline, memory note, memories, replay bars, tree, graph, evidence,
+    cost).
 
-    Before any answer, the selected video's key frames and object timeline are shown, so the
-    panels already say what is in the video.
+    Before any answer, the selected video's key frames, object timeline and knowledge graph are
+    shown, so the panels already say what is in the video.
     """
     library = Library(settings.home)
     counts = [c.as_dict() for c in memory_store(settings).replay_counts()]
@@ -79,20 +83,43 @@ def render(settings: Settings, turns: list[dict], selected: int | None,
         entry = library.get(video_id) if video_id else None
         return (EMPTY_HEADER, panels.evidence_frames(entry, None) if entry else [],
                 panels.timeline_panel(entry, None) if entry else None, "", _EMPTY_TABLE,
-                panels.replay_panel(None, counts), None, _EMPTY_TABLE, "")
+                panels.replay_panel(None, counts), None,
+                panels.graph_panel(entry, None) if entry else None, _EMPTY_TABLE, "")
     answer = turns[selected]["answer"]
-    try:
-        entry = library.get(answer["video_id"])
-    except NotFoundError:  # deleted since it was answered: the trace still explains the answer
-        entry = None
-    gone = figures.empty_figure("When each tracked object is in view",
-                                "This video has been deleted from the library.")
+    if answer["video_id"] == LIBRARY:
+        entry, seen = library_focus(library, answer, video_id)
+        missing = "The answer names no video in the library."
+    else:
+        entry, seen = _entry(library, answer["video_id"]), answer
+        missing = "This video has been deleted from the library."
+    gone = figures.empty_figure("When each tracked object is in view", missing)
     memories, note = panels.memory_panel(answer, {e.video_id: e.name for e in library.list()})
     return (header(answer, selected + 1, len(turns)),
-            panels.evidence_frames(entry, answer) if entry else [],
-            panels.timeline_panel(entry, answer) if entry else gone,
+            panels.evidence_frames(entry, seen) if entry else [],
+            panels.timeline_panel(entry, seen) if entry else gone,
             note, memories,
             panels.replay_panel(answer, counts),
             panels.tree_panel(answer),
+            panels.graph_panel(entry, seen) if entry else
+            figures.empty_figure(panels.GRAPH_TITLE, missing),
             evidence_table(answer),
             cost_note(answer))
+
+
+def _entry(library: Library, video_id: str) -> VideoEntry | None:
+    try:
+        return library.get(video_id)
+    except NotFoundError:  # deleted since it was answered: the trace still explains the answer
+        return None
+
+
+def library_focus(library: Library, answer: dict,
+                  video_id: str | None) -> tuple[VideoEntry | None, dict]:
+    """The video a library answer's one-video panels show: the selected one where the answer
+    names it (a chip was clicked), else the first it names that is still in the library; and
+    the answer as seen from that video (its times there, no objects: ids are per video)."""
+    named = sorted(answer.get("videos") or [], key=lambda v: v["video_id"] != video_id)
+    for video in named:
+        if entry := _entry(library, video["video_id"]):
+            return entry, {**answer, "times": video.get("times") or [], "instance_ids": []}
+    return None, answer

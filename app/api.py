@@ -1,4 +1,4 @@
-"""What the page and the `ingest` / `ask` API endpoints do, without any widgets."""
+"""What the page and the `ingest` / `ask` / `ask_library` API endpoints do, without any widgets."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.uploads import UPLOADS
 from backend.ask import Answer, ask
+from backend.ask_library import LIBRARY, ask_library
 from backend.config import Settings
 from backend.errors import InputError
 from backend.ingest.pipeline import STAGES, IngestResult, check_upload, ingest
@@ -60,6 +61,14 @@ def answer_first(video_id: str | None, question: str | None, options_text: str |
     check_question(video_id, question)
     return ask(video_id, question.strip(), settings, options=parse_options(options_text),
                history=history or None, on_step=on_step, learn_now=learn_now)
+
+
+def answer_library(question: str | None, options_text: str | None, settings: Settings, *,
+                   on_step=None) -> Answer:
+    """An answer across every video in the library; it names the videos in `Answer.videos`."""
+    check_question(LIBRARY, question)
+    return ask_library(question.strip(), settings, options=parse_options(options_text),
+                       on_step=on_step)
 
 
 def memory_store(settings: Settings) -> MemoryStore:

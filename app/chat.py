@@ -1,5 +1,7 @@
 """The conversation: streaming planner progress into the chat, answers with evidence-time chips.
 
+A question is about the selected video, or across every video in the library (the scope).
+
 A session's chat is two values: the Chatbot's messages and `turns`, one dict per answered
 question ({question, options, answer, first, last}, where first..last are the message indices
 it occupies), so selecting any message finds its answer and `history` can be rebuilt.
@@ -14,9 +16,10 @@ import threading
 import time
 from collections.abc import Iterator
 
-from app.api import answer_first
+from app.api import answer_first, answer_library
 from app.errors import readable
 from app.views import clock
+from backend.ask_library import LIBRARY
 from backend.config import Settings
 from backend.inputs import check_question, parse_options
 
@@ -24,6 +27,11 @@ log = logging.getLogger(__name__)
 
 MAX_CHIPS = 12
 _POLL_SECONDS = 0.25
+
+# The chat's scopes, with the question box's placeholder for each.
+THIS_VIDEO, ALL_VIDEOS = "This video", "All videos"
+SCOPES = {THIS_VIDEO: "Ask about the selected video",
+          ALL_VIDEOS: "Ask across every video in the library"}
 
 
 def chips_html(times: list[float]) -> str:
@@ -35,8 +43,33 @@ def chips_html(times: list[float]) -> str:
     return f'<span class="mr-chips">{chips}{more}</span>' if chips else ""
 
 
-def history_of(turns: list[dict]) -> list[tuple[str, str]]:
-    return [(t["question"], t["answer"]["answer"]) for t in turns]
+def video_chips_html(videos: list[dict]) -> str:
+    """A library answer's videos, one button per video and time; static/app.js selects the
+    video and then seeks the player. A video named without a time starts at 0. The video is in
+    the class, as the chat's sanitizer keeps no data-* attribute (the time is in the text)."""
+    pairs = [(v, t) for v in videos for t in sorted(set(v.get("times") or [0.0]))]
+    chips = "".join(
+        f'<button class="mr-chip mr-video-{html.escape(v["video_id"])}" data-t="{t:.1f}" '
+        f'title="Show {html.escape(v["name"])} from {clock(t)}">'
+        f'▶ {html.escape(v["name"])} @ {t:.1f} s</button>' for v, t in pairs[:MAX_CHIPS])
+    more = f'<span class="mr-more">+{len(pairs) - MAX_CHIPS} more</span>' if len(pairs) > MAX_CHIPS else ""
+    return f'<span class="mr-chips">{chips}{more}</span>' if chips else ""
+
+
+def evidence_html(answer: dict) -> str:
+    """The answer's evidence chips with their lead-in, or '' when it has none: times in the
+    video, or for a library answer the videos it names (its times mix videos, so not those)."""
+    if answer.get("video_id") == LIBRARY:
+        chips = video_chips_html(answer.get("videos") or [])
+        return "Found in " + chips if chips else ""
+    chips = chips_html(answer.get("times") or [])
+    return "Evidence at " + chips if chips else ""
+
+
+def history_of(turns: list[dict], video_id: str | None) -> list[tuple[str, str]]:
+    """Earlier turns about this video: a chat across the library may hold other videos' too."""
+    return [(t["question"], t["answer"]["answer"]) for t in turns
+            if t["answer"]["video_id"] == video_id]
 
 
 def turn_at(turns: list[dict], message_index: int) -> int | None:
@@ -68,8 +101,8 @@ def answer_message(answer: dict) -> dict:
     parts = [body]
     if answer.get("answered") and (line := confidence_line(answer.get("confidence") or {})):
         parts.append(line)
-    if answer.get("times"):
-        parts.append("Evidence at " + chips_html(answer["times"]))
+    if evidence := evidence_html(answer):
+        parts.append(evidence)
     usage = answer.get("usage") or {}
     memory = answer.get("memory") or {}
     meta = [f"{usage.get('llm_calls', 0)} LLM calls",
@@ -132,15 +165,19 @@ def _current(node) -> str:
 
 
 def converse(video_id: str | None, question: str, options_text: str, messages: list[dict],
-             turns: list[dict], settings: Settings) -> Iterator[tuple[list[dict], list[dict], int | None]]:
+             turns: list[dict], settings: Settings, *, across_library: bool = False
+             ) -> Iterator[tuple[list[dict], list[dict], int | None]]:
     """Ask in a worker thread and yield (messages, turns, selected turn) after every planner step.
+
+    across_library: ask about every video in the library (no video need be selected).
 
     The answer is shown as soon as it is ready and the event ends there, so the next question
     can be asked at once (Gradio ignores clicks while an event runs). Learning from the answer
     (validation, workflow, patterns) goes on in the worker; what it learned lands in the turn's
     `memory` dict, which the panels show when next drawn.
     """
-    check_question(video_id, question)  # bad input fails before anything is shown
+    # Bad input fails before anything is shown.
+    check_question(LIBRARY if across_library else video_id, question)
     options = parse_options(options_text)
     messages = [*messages, question_message(question.strip(), options)]
     steps: queue.Queue = queue.Queue()
@@ -149,8 +186,11 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
 
     def work() -> None:
         try:
-            answer = answer_first(video_id, question, options_text, settings,
-                                  history=history_of(turns), on_step=steps.put)
+            if across_library:
+                answer = answer_library(question, options_text, settings, on_step=steps.put)
+            else:
+                answer = answer_first(video_id, question, options_text, settings,
+                                      history=history_of(turns, video_id), on_step=steps.put)
             shown = result["answer"] = answer.as_dict()
         except Exception as e:  # handed to the generator, which raises it readably
             result["error"] = e

@@ -1,7 +1,7 @@
 """Plotly figures for the per-answer panels: object timeline, memory replay counts, planner tree.
 
 Plain data in, figures out: no Gradio and no database here, so each figure can be built and
-checked from a recorded answer. Every figure has the same look (`_base_layout`), and an input
+checked from a recorded answer. Every figure has the same look (`base_layout`), and an input
 with nothing to draw gives a figure that says so instead of an empty grid.
 
 Colours mean the same thing everywhere: a tracked object keeps the colour of its boxes in the
@@ -40,7 +40,7 @@ _HOVER_OBSERVATION_CHARS = 480
 _HOVER_WIDTH = 72
 
 
-def _base_layout(title: str, height: int, **overrides) -> dict:
+def base_layout(title: str, height: int, **overrides) -> dict:
     layout = dict(
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=16, color=INK)),
         template="plotly_white", height=height, font=dict(family=FONT, size=13, color=INK),
@@ -60,7 +60,7 @@ def _escape(text: str) -> str:
 def empty_figure(title: str, message: str, height: int = 260) -> go.Figure:
     """A blank panel that states why there is nothing to draw."""
     fig = go.Figure()
-    fig.update_layout(**_base_layout(title, height))
+    fig.update_layout(**base_layout(title, height))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.add_annotation(text=_escape(message), x=0.5, y=0.5, xref="paper", yref="paper",
@@ -154,7 +154,7 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             marker=dict(symbol="triangle-down", size=13, color=ACCENT, line=dict(color=INK, width=1)),
             hovertemplate="evidence at %{x:.1f} s<extra></extra>",
         ))
-    layout = _base_layout(title, min(900, 160 + 30 * len(rows)))
+    layout = base_layout(title, min(900, 160 + 30 * len(rows)))
     key = [] if used is None else ["coloured: used by this answer, grey: not used"]
     if evidence:
         key.append("▼ dashed lines: evidence times")
@@ -229,7 +229,7 @@ def replay_figure(counts: Sequence[Mapping], highlight: Iterable[str], top: int 
             marker=dict(color="rgba(0,0,0,0)", line=dict(color=ACCENT, width=3)),
             hoverinfo="skip", showlegend=False,
         ))
-    fig.update_layout(**_base_layout(title, min(720, 170 + 28 * len(rows)), showlegend=True,
+    fig.update_layout(**base_layout(title, min(720, 170 + 28 * len(rows)), showlegend=True,
                                      margin=dict(l=16, r=16, t=84, b=48)),
                       barmode="overlay", bargap=0.3,
                       legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom",
@@ -399,7 +399,7 @@ def tree_figure(tree: Sequence[Mapping], chosen_leaves: Iterable[int]) -> go.Fig
     subtitle = (f"{len(tree)} nodes · {answers} answer{'s' * (answers != 1)} · "
                 f"{failures} failure{'s' * (failures != 1)}")
     fig.update_layout(
-        **_base_layout(title, min(720, max(300, 140 + 70 * rows)), showlegend=True,
+        **base_layout(title, min(720, max(300, 140 + 70 * rows)), showlegend=True,
                        margin=dict(l=16, r=16, t=96, b=48)),
         legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font=dict(size=12)),
         coloraxis=dict(colorscale=REWARD_SCALE, cmin=-bound, cmax=bound,  # 0 in the middle

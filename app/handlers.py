@@ -11,11 +11,12 @@ from dataclasses import dataclass, fields
 
 import gradio as gr
 
-from app import answer_view, chat, inspector, session, views
-from app.api import answer_question, delete_video, ingest_upload
+from app import answer_view, chat, downloads, inspector, session, views
+from app.api import answer_library, answer_question, delete_video, ingest_upload
 from app.errors import friendly
 from app.layout import NO_VIDEO, AnswerPanels
 from backend.config import Settings
+from backend.errors import NotFoundError
 from backend.library import Library
 from backend.suggest import suggest
 
@@ -59,10 +60,54 @@ def on_select_card(index, ids):
 
 
 @friendly
-def on_video(video_id, prefs):
-    """A newly selected video: its summary, the delete prompt closed, a new chat, empty panels."""
-    return (*show_video(video_id, prefs), gr.update(visible=False), [], [], None,
-            *answer_view.render(prefs, [], None, video_id))
+def on_video(video_id, prefs, scope=chat.THIS_VIDEO, turns_now=None, selected=None):
+    """A newly selected video: its summary, the delete prompt closed, a new chat, empty panels.
+    A chat across the library goes on (a chip in it may have picked the video), its panels now
+    showing the picked video where the answer names it."""
+    if scope == chat.ALL_VIDEOS and turns_now:
+        kept = (gr.skip(), gr.skip(), gr.skip(),
+                *answer_view.render(prefs, turns_now, selected, video_id))
+    else:
+        kept = ([], [], None, *answer_view.render(prefs, [], None, video_id))
+    return (*show_video(video_id, prefs), gr.update(visible=False), *kept)
+
+
+@friendly
+def on_chip_video(text):
+    """The video of a library chip static/app.js reports ('<video_id> <click count>': the count
+    makes a second click on one chip a change too), for the library's chooser."""
+    return text.split()[0] if text and text.strip() else gr.skip()
+
+
+@friendly
+def on_video_exports(video_id, prefs, request: gr.Request):
+    """The selected video's downloads (transcript, tracks, graph, in the order of
+    ExportArea.video_buttons), and none for an answer: a new video starts a new chat."""
+    cleared = [_download(None)] * 2
+    if not video_id:
+        return (*cleared, *[_download(None)] * 4)
+    entry = Library(prefs.home).get(video_id)
+    files = downloads.video_files(entry, downloads.session_folder(request))
+    return (*cleared, *[_download(path) for path in files.values()])
+
+
+@friendly
+def on_answer_exports(turns_now, selected, prefs, request: gr.Request):
+    """The selected answer's downloads (Markdown zip, JSON); none before an answer or when its
+    video has been deleted."""
+    if selected is None or not turns_now:
+        return _download(None), _download(None)
+    answer = turns_now[selected]["answer"]
+    try:
+        entry = Library(prefs.home).get(answer["video_id"])
+    except NotFoundError:
+        return _download(None), _download(None)
+    files = downloads.answer_files(answer, entry, downloads.session_folder(request), selected + 1)
+    return tuple(_download(path) for path in files)
+
+
+def _download(path) -> dict:
+    return gr.update(value=None if path is None else str(path), interactive=path is not None)
 
 
 @friendly
@@ -81,23 +126,24 @@ def on_delete(video_id, prefs):
 
 
 @friendly
-def on_ask(video_id, question_text, options_text, messages, turns_now, prefs):
+def on_ask(video_id, question_text, options_text, messages, turns_now, prefs,
+           scope=chat.THIS_VIDEO):
     cleared = False  # empty the question and options once, then leave them to the user
     for messages_now, turns_next, selected in chat.converse(
             video_id, question_text or "", options_text or "", messages or [],
-            turns_now or [], prefs):
+            turns_now or [], prefs, across_library=scope == chat.ALL_VIDEOS):
         blank = gr.skip() if cleared else ""
         # The panels follow the answer as soon as it is there, not after learning.
         panels = [gr.skip()] * _PANELS if selected is None else \
-            answer_view.render(prefs, turns_next, selected)
+            answer_view.render(prefs, turns_next, selected, video_id)
         yield (messages_now, turns_next, gr.skip() if selected is None else selected,
                blank, blank, *panels)
         cleared = True
 
 
 @friendly
-def on_panels(turns_now, selected, prefs):
-    return answer_view.render(prefs, turns_now or [], selected)
+def on_panels(turns_now, selected, prefs, video_id=None):
+    return answer_view.render(prefs, turns_now or [], selected, video_id)
 
 
 @friendly
@@ -162,3 +208,9 @@ class Endpoints:
     def ask(self, video_id, question_text, options_text):
         """Answer a question about a library video; returns the answer with its evidence and trace."""
         return answer_question(video_id, question_text, options_text, self.settings)
+
+    @friendly
+    def ask_library(self, question_text, options_text):
+        """Answer a question across every library video; `videos` in the answer names each
+        video it speaks of, with times."""
+        return answer_library(question_text, options_text, self.settings).as_dict()

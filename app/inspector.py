@@ -1,13 +1,22 @@
-"""The memory inspector: long-term memories and the video's SQL tables as read-only tables."""
+"""The memory inspector: long-term memories, the knowledge graph of a video or of the library,
+and the video's SQL tables as read-only tables."""
 
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 
+import networkx as nx
+import plotly.graph_objects as go
+
+from app import graph_figure
 from app.api import memory_store
 from app.views import clock
 from backend.config import Settings
 from backend.errors import InputError
+from backend.exports import read_only
+from backend.graph.network import has_graph, library_graph, to_networkx
+from backend.graph.schema import NODE_KINDS, RELATIONS
 from backend.library import Library
 from backend.memory_records import MemoryEntry
 from backend.sql_runner import run_query
@@ -70,6 +79,88 @@ def delete_entry(settings: Settings, entry_id: str) -> str:
         raise InputError("Select a memory in the table first.")
     memory_store(settings).delete(entry_id)
     return f"Deleted memory `{entry_id}`."
+
+
+GRAPH_SCOPES = ("This video", "Whole library")
+ANY = "any"
+GRAPH_RELATIONS = (ANY, *RELATIONS)
+GRAPH_KINDS = (ANY, *NODE_KINDS)
+EDGE_ROWS = 2000  # a library's edges run to thousands; the figure and filters narrow them
+
+
+def graph(settings: Settings, video_id: str | None, scope: str, relation: str = ANY,
+          kind: str = ANY) -> tuple[go.Figure, dict, str]:
+    """(figure, edge table, note) for the selected video's knowledge graph or the library's,
+    narrowed to the edges of `relation` that touch a node of `kind` when those are not ANY."""
+    library = Library(settings.home)
+    whole_library = scope == GRAPH_SCOPES[1]
+    if whole_library:
+        entries = library.list()
+    elif video_id:
+        entries = [library.get(video_id)]
+    else:
+        raise InputError("Pick a video first, or choose the whole library.")
+    with ExitStack() as stack:
+        dbs = {e.video_id: stack.enter_context(read_only(e)) for e in entries}
+        missing = [e.name for e in entries if not has_graph(dbs[e.video_id])]
+        whole = library_graph(dbs) if whole_library else to_networkx(dbs[entries[0].video_id])
+    names = {e.video_id: e.name for e in entries} if whole_library else None
+    shown = filtered(whole, relation, kind)
+    subject = f"the library ({len(entries)} videos)" if whole_library else entries[0].name
+    if whole.number_of_nodes() == 0:
+        empty = "No video in the library has a knowledge graph yet." if whole_library else \
+            "This video has no knowledge graph yet: showing it in the library builds one."
+    else:
+        empty = f"No relation is {relation} with a node of kind {kind}."
+    fig = graph_figure.graph_figure(shown, title=f"The knowledge graph of {subject}",
+                                    empty=empty, video_names=names)
+    table = edge_table(shown, names)
+    note = f"{shown.number_of_nodes()} nodes and {shown.number_of_edges()} relations"
+    if shown is not whole:
+        note += (f" (of {whole.number_of_nodes()} and {whole.number_of_edges()}: relation "
+                 f"{relation}, kind {kind})")
+    if len(table["data"]) < shown.number_of_edges():
+        note += f"; the table lists the first {len(table['data'])}"
+    if whole_library and missing:
+        note += (f". {len(missing)} of the {len(entries)} videos have no graph yet (ingested "
+                 "before graphs existed; showing one in the library builds it)")
+    return fig, table, note + "."
+
+
+def filtered(graph: nx.MultiDiGraph, relation: str, kind: str) -> nx.MultiDiGraph:
+    """The edges of `relation` touching a node of `kind`, with their ends (and, filtering by
+    kind alone, every node of that kind); `graph` itself when both are ANY."""
+    if relation == ANY and kind == ANY:
+        return graph
+    kind_of = nx.get_node_attributes(graph, "kind")
+    edges = [(u, v, k, data) for u, v, k, data in graph.edges(keys=True, data=True)
+             if relation in (ANY, data.get("relation")) and kind in (ANY, kind_of.get(u), kind_of.get(v))]
+    nodes = {n for u, v, *_ in edges for n in (u, v)}
+    if relation == ANY:
+        nodes |= {n for n, k in kind_of.items() if k == kind}
+    out = nx.MultiDiGraph()
+    out.add_nodes_from((n, graph.nodes[n]) for n in graph if n in nodes)
+    out.add_edges_from(edges)
+    return out
+
+
+def edge_table(graph: nx.MultiDiGraph, video_names: dict[str, str] | None = None) -> dict:
+    """One row per relation, in time order; a video column for the library's graph."""
+    def name(node: str) -> str:
+        return graph.nodes[node].get("name") or node
+
+    edges = sorted(graph.edges(data=True), key=lambda e: (
+        graph.nodes[e[0]].get("video_id") or "", e[2].get("t_start") or 0.0,
+        e[2].get("relation") or "", e[0], e[1]))[:EDGE_ROWS]
+    headers = ["relation", "from", "to", "times", "confidence", "origin"]
+    rows = [[data.get("relation"), name(u), name(v), graph_figure.span(data),
+             data.get("confidence"), data.get("origin")] for u, v, data in edges]
+    if video_names is not None:
+        headers.append("video")
+        for row, (u, _, _) in zip(rows, edges):
+            video = graph.nodes[u].get("video_id")
+            row.append(video_names.get(video, video))
+    return {"headers": headers, "data": rows}
 
 
 def sql(settings: Settings, video_id: str | None, statement: str) -> tuple[dict, str]:

@@ -10,12 +10,13 @@ from dataclasses import dataclass, fields
 
 import gradio as gr
 
-from app import answer_view, inspector, session
+from app import answer_view, chat, session
+from app.inspector_layout import (GraphArea, InspectorArea, SqlArea, graph_area, inspector_area,
+                                  sql_area)
 from app.uploads import path_only
 from backend import config
 from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
 from backend.library import VIDEO_EXTENSIONS
-from backend.schema import TABLES
 
 NO_VIDEO = "Pick a video from the library, or upload one."
 
@@ -58,11 +59,14 @@ class PlayerArea:
 @dataclass
 class ChatArea:
     chatbot: gr.Chatbot
+    scope: gr.Radio
     question: gr.Textbox
     options: gr.Textbox
     ask_button: gr.Button
     clear_button: gr.Button
     suggestions: gr.Dataset
+    # Hidden: static/app.js writes the video of a clicked library chip here to select it.
+    chip_video: gr.Textbox
 
 
 @dataclass
@@ -76,6 +80,7 @@ class AnswerPanels:
     memory_table: gr.Dataframe
     replay_plot: gr.Plot
     tree_plot: gr.Plot
+    graph_plot: gr.Plot
     evidence_table: gr.Dataframe
     cost_note: gr.Markdown
 
@@ -84,27 +89,22 @@ class AnswerPanels:
 
 
 @dataclass
-class InspectorArea:
-    """Long-term memory: browse or search one kind, see or delete one entry."""
+class ExportArea:
+    """Download buttons: the selected answer, and the selected video's tables as files."""
 
-    kind: gr.Radio
-    this_video: gr.Checkbox
-    query: gr.Textbox
-    show: gr.Button
-    status: gr.Markdown
-    table: gr.Dataframe
-    entry_id: gr.Textbox
-    entry_detail: gr.Markdown
-    delete_entry: gr.Button
+    answer_md: gr.DownloadButton
+    answer_json: gr.DownloadButton
+    transcript_srt: gr.DownloadButton
+    transcript_vtt: gr.DownloadButton
+    tracks_csv: gr.DownloadButton
+    graph_graphml: gr.DownloadButton
 
+    def answer_buttons(self) -> list:
+        return [self.answer_md, self.answer_json]
 
-@dataclass
-class SqlArea:
-    table_pick: gr.Dropdown
-    statement: gr.Code
-    run: gr.Button
-    status: gr.Markdown
-    result: gr.Dataframe
+    def video_buttons(self) -> list:
+        """In the order of backend.exports.VIDEO_FORMATS."""
+        return [self.transcript_srt, self.transcript_vtt, self.tracks_csv, self.graph_graphml]
 
 
 @dataclass
@@ -126,7 +126,8 @@ class SettingsArea:
 
 @dataclass
 class ApiArea:
-    """Hidden inputs and outputs of the gradio_client endpoints (ingest, suggest, ask)."""
+    """Hidden inputs and outputs of the gradio_client endpoints (ingest, suggest, ask,
+    ask_library)."""
 
     file: gr.File
     ingest_result: gr.JSON
@@ -138,6 +139,7 @@ class ApiArea:
     suggest_button: gr.Button
     ingest_button: gr.Button
     ask_button: gr.Button
+    ask_library_button: gr.Button
 
 
 @dataclass
@@ -147,7 +149,9 @@ class Page:
     player: PlayerArea
     chat: ChatArea
     panels: AnswerPanels
+    exports: ExportArea
     inspector: InspectorArea
+    graph: GraphArea
     sql: SqlArea
     settings: SettingsArea
     api: ApiArea
@@ -166,12 +170,15 @@ def page(settings: config.Settings) -> Page:
                 player = player_area()
                 chat = chat_area()
             panels = answer_panels()
+            exports = export_area()
         with gr.Tab("Memory inspector", id="inspector-tab"):
             memory = inspector_area()
+            graph = graph_area()
             sql = sql_area()
         with gr.Tab("Settings", id="settings-tab"):
             settings_area_ = settings_area(settings)
-    return Page(state, library, player, chat, panels, memory, sql, settings_area_, api_area())
+    return Page(state, library, player, chat, panels, exports, memory, graph, sql,
+                settings_area_, api_area())
 
 
 def session_state(settings: config.Settings) -> SessionState:
@@ -223,11 +230,13 @@ def chat_area() -> ChatArea:
     with gr.Column(scale=2, min_width=360, elem_classes="mr-card"):
         chatbot = gr.Chatbot(label="Chat", height=430, elem_id="chat", layout="bubble",
                              feedback_options=None, buttons=["copy"],
-                             placeholder="**Ask about the selected video.**<br>"
+                             placeholder="**Ask about the selected video, or across all videos.**<br>"
                              "Evidence times in answers are buttons: click one "
                              "to play the video from there.")
+        scope = gr.Radio(list(chat.SCOPES), value=chat.THIS_VIDEO, show_label=False,
+                         elem_id="chat-scope")
         question = gr.Textbox(show_label=False, lines=1, max_lines=4,
-                              placeholder="Ask about the selected video", elem_id="question",
+                              placeholder=chat.SCOPES[chat.THIS_VIDEO], elem_id="question",
                               submit_btn=False)
         with gr.Accordion("Multiple choice (optional)", open=False):
             options = gr.Textbox(label="Options, one per line", lines=3, elem_id="options",
@@ -238,7 +247,9 @@ def chat_area() -> ChatArea:
         # Filled from the selected video's evidence (backend/suggest.py).
         suggestions = gr.Dataset(components=["textbox"], samples=[], label="Try", type="values",
                                  elem_id="suggestions")
-    return ChatArea(chatbot, question, options, ask_button, clear_button, suggestions)
+        chip_video = gr.Textbox(visible="hidden", elem_id="chip-video")
+    return ChatArea(chatbot, scope, question, options, ask_button, clear_button, suggestions,
+                    chip_video)
 
 
 def answer_panels() -> AnswerPanels:
@@ -257,52 +268,33 @@ def answer_panels() -> AnswerPanels:
                                       elem_id="replay-plot")
             with gr.Tab("Planner tree", id="tree", elem_id="tab-tree"):
                 tree_plot = gr.Plot(label="Monte Carlo tree search", elem_id="tree-plot")
+            with gr.Tab("Graph", id="graph", elem_id="tab-graph"):
+                graph_plot = gr.Plot(label="The knowledge graph the answer drew on",
+                                     elem_id="graph-plot")
             with gr.Tab("Evidence and cost", id="evidence", elem_id="tab-evidence"):
                 evidence_table = gr.Dataframe(interactive=False, wrap=True,
                                               elem_id="evidence-table")
                 cost_note = gr.Markdown()
     return AnswerPanels(header, frames, timeline, memory_note, memory_table, replay_plot,
-                        tree_plot, evidence_table, cost_note)
+                        tree_plot, graph_plot, evidence_table, cost_note)
 
 
-def inspector_area() -> InspectorArea:
-    with gr.Row():
-        with gr.Column(scale=2, elem_classes="mr-card"):
-            gr.Markdown("### Long-term memory\nSemantic memory holds validated answers about one "
-                        "video; procedural memory holds tool workflows shared by all videos, and "
-                        "patterns summarise them per task type; episodic memory is the video's "
-                        "own multi-scale descriptions.")
-            with gr.Row():
-                kind = gr.Radio(list(inspector.KINDS), value="Semantic", label="Memory",
-                                elem_id="memory-kind")
-                this_video = gr.Checkbox(True, label="Only the selected video")
-            with gr.Row():
-                query = gr.Textbox(label="Search by meaning (empty lists all)", scale=4,
-                                   elem_id="memory-query")
-                show = gr.Button("Show", variant="primary", scale=1, elem_id="memory-show")
-            status = gr.Markdown()
-            table = gr.Dataframe(interactive=False, wrap=True, elem_id="memory-browser")
-        with gr.Column(scale=1, elem_classes="mr-card"):
-            gr.Markdown("### Selected entry")
-            entry_id = gr.Textbox(label="Entry id", interactive=False, elem_id="entry-id")
-            entry_detail = gr.Markdown()
-            delete_entry = gr.Button("Delete this memory", variant="stop", size="sm")
-    return InspectorArea(kind, this_video, query, show, status, table, entry_id, entry_detail,
-                         delete_entry)
+def export_area() -> ExportArea:
+    """Disabled until there is something to download (app/downloads.py writes the files)."""
+    def button(label: str, elem_id: str) -> gr.DownloadButton:
+        return gr.DownloadButton(label, interactive=False, size="sm", elem_id=elem_id)
 
-
-def sql_area() -> SqlArea:
-    with gr.Column(elem_classes="mr-card"):
-        gr.Markdown("### The video's tables (read-only SQL)\nThe same runner the agent uses: "
-                    "SELECT only, time and row limits.")
+    with gr.Column(elem_classes="mr-card", elem_id="exports"):
+        gr.Markdown("### Downloads")
         with gr.Row():
-            table_pick = gr.Dropdown(list(TABLES), value="instances", label="Table", scale=1)
-            statement = gr.Code("SELECT * FROM instances", language="sql", label="SQL", lines=3,
-                                interactive=True, elem_id="sql")
-        run = gr.Button("Run", variant="primary", elem_id="sql-run")
-        status = gr.Markdown()
-        result = gr.Dataframe(interactive=False, wrap=True, elem_id="sql-result")
-    return SqlArea(table_pick, statement, run, status, result)
+            answer = [button("Answer: Markdown and key frames (.zip)", "export-answer-md"),
+                      button("Answer: JSON", "export-answer-json")]
+        with gr.Row():
+            video = [button("Transcript (SRT)", "export-srt"),
+                     button("Transcript (WebVTT)", "export-vtt"),
+                     button("Tracks (CSV)", "export-csv"),
+                     button("Knowledge graph (GraphML)", "export-graphml")]
+    return ExportArea(*answer, *video)
 
 
 def settings_area(settings: config.Settings) -> SettingsArea:
@@ -337,4 +329,4 @@ def api_area() -> ApiArea:
             video=gr.Textbox(label="video_id"), question=gr.Textbox(label="question"),
             options=gr.Textbox(label="options (one per line or '|'-separated; empty = open)"),
             answer=gr.JSON(), suggestions=gr.JSON(), suggest_button=gr.Button(),
-            ingest_button=gr.Button(), ask_button=gr.Button())
+            ingest_button=gr.Button(), ask_button=gr.Button(), ask_library_button=gr.Button())

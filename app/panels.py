@@ -1,8 +1,9 @@
-"""The four per-answer panels, built from an Answer dict and the video it is about.
+"""The per-answer panels, built from an Answer dict and the video it is about.
 
 Objects (timeline + key frames at the evidence times), retrieved memories (table + one line on
-how much was replayed and why), replay counts, and the planner tree. Reads the video's tables
-through the read-only SQL runner; no Gradio here, so the page only wires the results to
+how much was replayed and why), replay counts, the planner tree, and the part of the knowledge
+graph the answer drew on. Reads the video's tables through the read-only SQL runner (the graph
+through a read-only connection); no Gradio here, so the page only wires the results to
 components.
 """
 
@@ -14,7 +15,10 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from PIL import Image
 
-from app import figures
+from app import figures, graph_figure
+from backend.exports import read_only
+from backend.graph.network import answer_subgraph, has_graph, to_networkx
+from backend.graph.ppr import GraphIndex
 from backend.ingest import frames
 from backend.library import VideoEntry
 from backend.sql_runner import run_query
@@ -24,9 +28,6 @@ _MAX_ROWS = 100_000
 # A tracked object unseen for longer than this has left the view; shorter gaps are missed
 # detections and do not split its bar.
 PRESENCE_GAP_S = 1.0
-# An evidence time farther than this from any sampled detection shows the plain video frame
-# at that time (e.g. "the room is empty at 47 s") rather than a frame with boxes from elsewhere.
-NEAREST_DETECTION_S = 0.5
 MEMORY_TEXT_CHARS = 160
 
 
@@ -70,29 +71,6 @@ def timeline_panel(entry: VideoEntry, answer: Mapping | None) -> go.Figure:
     return figures.timeline_figure(data.instances, highlight, times, data.duration, data.spans)
 
 
-def frames_at_times(entry: VideoEntry, times: Sequence[float], count: int = 4) -> list[int]:
-    """Frame indices to show for evidence times: the sampled detection frame nearest each time,
-    or the video frame at the time when nothing was tracked near it; key frames without times."""
-    if not times:
-        return frames.key_frames(entry, count)
-    video = _query(entry, "SELECT fps, frames FROM video")[0]
-    sampled = _query(entry, "SELECT DISTINCT frame, t FROM detections ORDER BY frame")
-    wanted = sorted(set(times))
-    if len(wanted) > count:  # spread the picks over the evidence rather than the first few
-        wanted = [wanted[round(k * (len(wanted) - 1) / (count - 1))] for k in range(count)] \
-            if count > 1 else wanted[:1]
-    picks: list[int] = []
-    for t in wanted:
-        nearest = min(sampled, key=lambda r: abs(r["t"] - t), default=None)
-        if nearest is not None and abs(nearest["t"] - t) <= NEAREST_DETECTION_S:
-            frame = nearest["frame"]
-        else:
-            frame = min(max(0, round(t * video["fps"])), max(0, video["frames"] - 1))
-        if frame not in picks:
-            picks.append(frame)
-    return picks
-
-
 def evidence_frames(entry: VideoEntry, answer: Mapping | None,
                     count: int = 4) -> list[tuple[Image.Image, str]]:
     """(image, caption) pairs for a gallery: frames at the answer's evidence times with every
@@ -100,7 +78,7 @@ def evidence_frames(entry: VideoEntry, answer: Mapping | None,
     times = list((answer or {}).get("times") or [])
     used = set((answer or {}).get("instance_ids") or [])
     fps = _query(entry, "SELECT fps FROM video")[0]["fps"] or 1.0
-    picks = frames_at_times(entry, times, count)
+    picks = frames.frames_at_times(entry, times, count)
     images = frames.annotated_frames(entry, picks, highlight=used)  # one decoding pass for all
     gallery = []
     for frame in picks:
@@ -187,3 +165,28 @@ def replay_panel(answer: Mapping | None, counts: Sequence[Mapping]) -> go.Figure
 
 def tree_panel(answer: Mapping) -> go.Figure:
     return figures.tree_figure(answer.get("tree") or [], answer.get("chosen_leaves") or [])
+
+
+GRAPH_TITLE = "What the answer drew on in the knowledge graph"
+NO_GRAPH = ("This video has no knowledge graph yet: it was ingested before graphs existed, and "
+            "showing it in the library builds one.")
+
+
+def graph_panel(entry: VideoEntry, answer: Mapping | None) -> go.Figure:
+    """The question's seeded nodes, the answer's objects and their neighbours at its times;
+    before any answer, the video's whole graph."""
+    with read_only(entry) as db:
+        if not has_graph(db):
+            return figures.empty_figure(GRAPH_TITLE, NO_GRAPH)
+        if answer is None:
+            return graph_figure.graph_figure(
+                to_networkx(db), title="The knowledge graph of this video",
+                empty="Ingest found nothing to put in this video's knowledge graph.")
+        question = answer.get("standalone_question") or answer.get("question") or ""
+        seeds = GraphIndex(db).seeds(question)
+        used = answer_subgraph(db, list(seeds), answer.get("instance_ids") or [],
+                               answer.get("times") or [])
+    return graph_figure.graph_figure(
+        used, seeds, title=GRAPH_TITLE,
+        empty="The question names nothing in this video's knowledge graph and the answer cites "
+              "no tracked object.")

@@ -14,7 +14,7 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from app import handlers, inspector, layout
+from app import chat, downloads, handlers, inspector, layout
 from app.errors import friendly
 from app.login_page import NoApiInfoBeforeLogin
 from app.media_route import MediaOnlyUnderHome
@@ -45,11 +45,13 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
         _wire_inspector(page)
         _wire_settings(page)
         _wire_api(page.api, handlers.Endpoints(settings))
+        demo.unload(downloads.forget)
     return demo
 
 
 def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings) -> None:
-    """Uploading, picking and deleting videos; picking one shows it and starts a new chat."""
+    """Uploading, picking and deleting videos; picking one shows it and starts a new chat
+    (unless the chat is across the library)."""
     lib, state = page.library, page.state
     library_outputs = [lib.cards, lib.chooser, lib.note, state.library_ids]
     demo.load(lambda: handlers.library_view(settings), outputs=library_outputs,
@@ -61,11 +63,16 @@ def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings)
     lib.cards.click(handlers.on_select_card, inputs=[lib.cards, state.library_ids],
                     outputs=lib.chooser, api_visibility="private")
     p = page.player
-    lib.chooser.change(handlers.on_video, inputs=[lib.chooser, state.prefs],
+    lib.chooser.change(handlers.on_video,
+                       inputs=[lib.chooser, state.prefs, page.chat.scope, state.turns,
+                               state.selected_turn],
                        outputs=[p.player, p.facts, p.instances, p.speech, p.ocr,
                                 page.chat.suggestions, lib.confirm_box, page.chat.chatbot,
                                 state.turns, state.selected_turn, *page.panels.outputs()],
-                       api_visibility="private")
+                       api_visibility="private").then(
+        handlers.on_video_exports, inputs=[lib.chooser, state.prefs],
+        outputs=[*page.exports.answer_buttons(), *page.exports.video_buttons()],
+        api_visibility="private")
     page.chat.suggestions.click(lambda row: row[0], inputs=page.chat.suggestions,
                                 outputs=page.chat.question, api_visibility="private")
     lib.delete_button.click(handlers.on_delete_request, inputs=[lib.chooser, state.prefs],
@@ -78,26 +85,44 @@ def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings)
 
 
 def _wire_chat(page: layout.Page) -> None:
-    """Asking (the panels follow the answer), picking an earlier answer, a new chat."""
-    c, state, panels = page.chat, page.state, page.panels.outputs()
-    ask_inputs = [page.library.chooser, c.question, c.options, c.chatbot, state.turns, state.prefs]
+    """Asking about the selected video or across the library (the panels follow the answer),
+    picking an earlier answer, a new chat; a library answer's chip picks its video."""
+    c, state, panels, chooser = page.chat, page.state, page.panels.outputs(), page.library.chooser
+    ask_inputs = [chooser, c.question, c.options, c.chatbot, state.turns, state.prefs, c.scope]
     ask_outputs = [c.chatbot, state.turns, state.selected_turn, c.question, c.options, *panels]
     panel_inputs = [state.turns, state.selected_turn, state.prefs]
+    answer_downloads = page.exports.answer_buttons()
     for trigger in (c.ask_button.click, c.question.submit):
         trigger(handlers.on_ask, inputs=ask_inputs, outputs=ask_outputs,
                 concurrency_limit=ANSWER_CONCURRENCY, concurrency_id="answer",
                 show_progress="minimal", api_visibility="private").then(
-            handlers.on_panels, inputs=panel_inputs, outputs=panels, api_visibility="private")
+            handlers.on_panels, inputs=[*panel_inputs, chooser], outputs=panels,
+            api_visibility="private"
+        ).then(handlers.on_answer_exports, inputs=panel_inputs, outputs=answer_downloads,
+               api_visibility="private")
     c.chatbot.select(handlers.on_chat_select, inputs=state.turns, outputs=state.selected_turn,
                      api_visibility="private").then(
-        handlers.on_panels, inputs=panel_inputs, outputs=panels, api_visibility="private")
-    c.clear_button.click(handlers.on_clear, inputs=[page.library.chooser, state.prefs],
+        handlers.on_panels, inputs=[*panel_inputs, chooser], outputs=panels,
+        api_visibility="private"
+    ).then(handlers.on_answer_exports, inputs=panel_inputs, outputs=answer_downloads,
+           api_visibility="private")
+    c.clear_button.click(handlers.on_clear, inputs=[chooser, state.prefs],
                          outputs=[c.chatbot, state.turns, state.selected_turn, *panels],
-                         api_visibility="private")
+                         api_visibility="private").then(
+        handlers.on_answer_exports, inputs=panel_inputs, outputs=answer_downloads,
+        api_visibility="private")
+    c.scope.change(lambda scope: gr.update(placeholder=chat.SCOPES[scope]), inputs=c.scope,
+                   outputs=c.question, api_visibility="private")
+    # Its change, not input: Gradio's textbox reports input on key presses only, and this one is
+    # written by static/app.js. Picking the video runs the chooser's own change event, as
+    # picking it by hand does.
+    c.chip_video.change(handlers.on_chip_video, inputs=c.chip_video, outputs=chooser,
+                        api_visibility="private")
 
 
 def _wire_inspector(page: layout.Page) -> None:
-    """Browsing, searching and deleting memories; read-only SQL over the selected video."""
+    """Browsing, searching and deleting memories; the knowledge graph of the selected video or
+    of the library; read-only SQL over the selected video."""
     m, prefs, chooser = page.inspector, page.state.prefs, page.library.chooser
     memory_inputs = [prefs, m.kind, chooser, m.this_video, m.query]
     for trigger in (m.show.click, m.query.submit, m.kind.change):
@@ -109,6 +134,10 @@ def _wire_inspector(page: layout.Page) -> None:
                          inputs=[prefs, m.entry_id, m.kind, chooser, m.this_video, m.query],
                          outputs=[m.entry_id, m.entry_detail, m.table, m.status],
                          api_visibility="private")
+    g = page.graph
+    for trigger in (g.show.click, g.scope.change, g.relation.change, g.kind.change):
+        trigger(friendly(inspector.graph), inputs=[prefs, chooser, g.scope, g.relation, g.kind],
+                outputs=[g.plot, g.edges, g.status], api_visibility="private")
     sql = page.sql
     sql.table_pick.change(lambda t: f"SELECT * FROM {t}", inputs=sql.table_pick,
                           outputs=sql.statement, api_visibility="private")
@@ -125,7 +154,7 @@ def _wire_settings(page: layout.Page) -> None:
 
 
 def _wire_api(api: layout.ApiArea, endpoints: handlers.Endpoints) -> None:
-    """The named endpoints gradio_client calls: ingest, suggest, ask."""
+    """The named endpoints gradio_client calls: ingest, suggest, ask, ask_library."""
     api.ingest_button.click(endpoints.ingest, inputs=api.file, outputs=api.ingest_result,
                             api_name="ingest", concurrency_limit=INGEST_CONCURRENCY,
                             concurrency_id="ingest")
@@ -134,6 +163,9 @@ def _wire_api(api: layout.ApiArea, endpoints: handlers.Endpoints) -> None:
     api.ask_button.click(endpoints.ask, inputs=[api.video, api.question, api.options],
                          outputs=api.answer, api_name="ask", concurrency_limit=ANSWER_CONCURRENCY,
                          concurrency_id="answer")
+    api.ask_library_button.click(endpoints.ask_library, inputs=[api.question, api.options],
+                                 outputs=api.answer, api_name="ask_library",
+                                 concurrency_limit=ANSWER_CONCURRENCY, concurrency_id="answer")
 
 
 def theme() -> gr.themes.Base:

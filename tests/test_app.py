@@ -1,4 +1,5 @@
-"""The web app's API without a browser: gradio_client calls `ingest` and `ask` on a live server.
+"""The web app's API without a browser: gradio_client calls `ingest`, `ask` and `ask_library`
+on a live server.
 
 The server runs in a background thread on a free port with a temporary library, exactly as
 `python -m app` configures it. Answers use the embedded Qwen2.5-Coder 0.5B (about twice as fast
@@ -21,11 +22,14 @@ from gradio_client.exceptions import AppError, AuthenticationError
 from app import session
 from app.api import answer_question, memory_store
 from backend import config
+from backend.library import Library
+from backend.sql_runner import run_query
 from tests.conftest import (call_endpoint, clip, closed_endpoint, file_data, running_app,
                             settings_for, upload)
 
 CLIP = "mot15_TUD-Campus.mp4"
 SECOND = "intel_bottle-detection.mp4"
+HIGHWAY = "bgslib_video02_highway.avi"
 OPTIONS = ["2", "3", "4", "5", "6"]
 
 
@@ -164,6 +168,33 @@ def test_ingest_then_ask_through_gradio_client(server, client):
     assert again["cached"] and again["video_id"] == result["video_id"]
 
 
+def test_a_question_across_the_library_names_the_clip_and_when(ingested, library_settings):
+    """Four clips, one of them with a bus (the highway's lorry, which the detector calls one):
+    the answer names that clip, at a time the bus is in view, and no other clip."""
+    ids = {name: ingested(name).video_id
+           for name in (HIGHWAY, CLIP, SECOND, "autoeditor_example_speech.mp4")}
+    # The truth, from each video's own tables (other tests may have added clips to this library).
+    spans = {e.video_id: run_query(e.db_path, "SELECT first_seen, last_seen FROM instances "
+                                              "WHERE category = 'bus'", timeout_s=5,
+                                   max_rows=100).rows
+             for e in Library(library_settings.home).list()}
+    with_bus = {video_id for video_id, rows in spans.items() if rows}
+    assert ids[HIGHWAY] in with_bus and not with_bus & (set(ids.values()) - {ids[HIGHWAY]})
+    with running_app(library_settings) as (url, _):
+        answer = Client(url, verbose=False).predict("In which clip is there a bus?", "",
+                                                    api_name="/ask_library")
+    assert answer["video_id"] == "library" and answer["answered"], answer["answer"]
+    assert answer["usage"]["llm_calls"] == 0  # a question about a kind is answered by code
+    assert {v["video_id"] for v in answer["videos"]} == with_bus
+    highway = next(v for v in answer["videos"] if v["video_id"] == ids[HIGHWAY])
+    assert highway["name"] == HIGHWAY and HIGHWAY in answer["answer"]
+    assert highway["times"] and all(any(start - 0.2 <= t <= end + 0.2
+                                        for start, end in spans[ids[HIGHWAY]])
+                                    for t in highway["times"]), (highway, spans[ids[HIGHWAY]])
+    for name in (CLIP, SECOND, "autoeditor_example_speech.mp4"):
+        assert name not in answer["answer"] and ids[name] not in answer["answer"]
+
+
 def test_suggested_questions_come_from_the_video(client):
     video_id = client.predict(handle_file(str(clip(CLIP))), api_name="/ingest")["video_id"]
     questions = client.predict(video_id, api_name="/suggest")
@@ -201,6 +232,8 @@ def test_ask_refuses_unknown_video_and_empty_question(client):
         client.predict("feedfacefeedface", "what happens", "", api_name="/ask")
     with pytest.raises(AppError, match="Type a question"):
         client.predict("feedfacefeedface", "   ", "", api_name="/ask")
+    with pytest.raises(AppError, match="Type a question"):
+        client.predict("   ", "", api_name="/ask_library")
     with pytest.raises(AppError, match="at least two options"):
         client.predict("feedfacefeedface", "what happens", "only one", api_name="/ask")
 
@@ -222,7 +255,8 @@ def test_login_is_required_when_auth_is_set(server):
         with pytest.raises(AuthenticationError, match="credentials were not provided"):
             Client(url, verbose=False)
         assert Client(url, auth=("ada", "lovelace"), verbose=False).view_api(
-            print_info=False, return_format="dict")["named_endpoints"].keys() >= {"/ingest", "/ask"}
+            print_info=False, return_format="dict")["named_endpoints"].keys() >= \
+            {"/ingest", "/ask", "/ask_library"}
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])

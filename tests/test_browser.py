@@ -3,31 +3,40 @@
 Upload a clip, wait for ingest, ask a question and a reworded follow-up, check the answers and
 the four per-answer panels, pick the first answer again in the chat and see its panels come
 back, click an evidence chip and see the player seek. A screenshot of the page is saved to test-artifacts/app.png.
+Then a question across the library, whose chip picks the video it names and seeks there.
 Answers use the embedded Qwen2.5-Coder 0.5B (about twice as fast as the default 1.5B).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from backend.library import Library
+from backend.sql_runner import run_query
 from tests.conftest import REPO, clip, closed_endpoint, running_app, settings_for
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
 CLIP = "mot15_TUD-Campus.mp4"
+HIGHWAY = "bgslib_video02_highway.avi"
 INGEST_MS = 240_000
 ANSWER_MS = 480_000  # generous: two cores shared with other work make answers slow
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
+def settings(tmp_path_factory):
+    return settings_for(tmp_path_factory.mktemp("browser-library"), llm_size="0.5b")
+
+
+@pytest.fixture(scope="module")
+def page(settings):
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does this)")
-    settings = settings_for(tmp_path_factory.mktemp("browser-library"), llm_size="0.5b")
     with running_app(settings) as (url, _), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
@@ -155,3 +164,38 @@ def test_deleting_a_video_asks_first(page: Page):
     page.locator("#confirm-delete").click()
     expect(page.get_by_text("The library is empty")).to_be_visible(timeout=30_000)
     expect(page.locator("#ingest-status")).to_contain_text(f"Deleted {CLIP}")
+
+
+def test_a_question_across_the_library_picks_the_video_it_names(page: Page, settings, ingested,
+                                                                  library_settings):
+    """Two clips already ingested elsewhere, none selected: the bus is in the highway clip."""
+    ids = {}
+    for name in (HIGHWAY, CLIP):
+        ids[name] = ingested(name).video_id
+        shutil.copytree(library_settings.home / "videos" / ids[name],
+                        settings.home / "videos" / ids[name], dirs_exist_ok=True)
+    spans = run_query(Library(settings.home).get(ids[HIGHWAY]).db_path,
+                      "SELECT first_seen, last_seen FROM instances WHERE category = 'bus'",
+                      timeout_s=5, max_rows=100).rows
+    assert spans, "the highway clip's tables hold no bus"
+    page.reload()
+    expect(page.locator("#library")).to_contain_text(HIGHWAY, timeout=30_000)
+    page.locator("#chat-scope").get_by_label("All videos").check()
+    page.locator("#question textarea").fill("In which clip is there a bus?")
+    page.locator("#ask").click()
+    # The chat keeps only a chip's class and text: the video is named in the class.
+    chips = page.locator("#chat .mr-chip[class*=mr-video-]")
+    expect(chips.first).to_contain_text(re.compile(rf"{re.escape(HIGHWAY)} @ \d+\.\d s"),
+                                        timeout=120_000)
+    assert {re.search(r"mr-video-(\w+)", chips.nth(i).get_attribute("class"))[1]
+            for i in range(chips.count())} == {ids[HIGHWAY]}
+    target = float(re.search(r"@ ([\d.]+) s", chips.first.inner_text())[1])
+    assert any(start - 0.2 <= target <= end + 0.2 for start, end in spans), (target, spans)
+
+    chips.first.click()  # selects the highway clip, as the library does, and seeks there
+    expect(page.locator("#facts")).to_contain_text(ids[HIGHWAY], timeout=30_000)
+    page.wait_for_function(
+        "t => { const v = document.querySelector('#player video');"
+        " return v && v.currentTime >= t - 0.1 && v.currentTime <= t + 1.5; }",
+        arg=target, timeout=30_000)
+    expect(chips.first).to_be_visible()  # the chat across the library goes on

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from app import chat
 from backend.answer import Answer, Confidence, Lesson, MemoryTrace
 from backend.config import load
@@ -50,3 +52,27 @@ def test_a_guess_without_evidence_is_flagged_in_the_chat():
     line = chat.confidence_line({"level": "low", "basis": "unobserved", "agreement": "1/1",
                                  "explanation": "the answer rests on nothing"})
     assert "Not supported by evidence" in line and "Confidence low" in line
+
+
+def test_a_library_answer_shows_one_chip_per_video_and_time(monkeypatch):
+    asked = {}
+
+    def across(question, options_text, settings, on_step=None):
+        asked["question"] = question
+        return Answer(video_id="library", question=question, standalone_question=question,
+                      options=None, answer="1 of 2 videos show a bus", option=None,
+                      answered=True, times=[18.6], instance_ids=[], evidence=[], tree=[],
+                      videos=[{"video_id": "64dd421c7a5430ba", "name": "highway.avi",
+                               "times": [18.6, 20.0]}])
+    monkeypatch.setattr(chat, "answer_library", across)
+    monkeypatch.setattr(chat, "answer_first", lambda *a, **k: pytest.fail("asked one video"))
+    *_, (messages, turns, _) = chat.converse(None, "In which clip is there a bus?", "", [], [],
+                                             load(), across_library=True)
+    shown = messages[-1]["content"]
+    assert asked["question"] == "In which clip is there a bus?"
+    assert shown.count("mr-video-64dd421c7a5430ba") == 2 and "Evidence at" not in shown
+    assert "highway.avi @ 18.6 s" in shown and "highway.avi @ 20.0 s" in shown
+    # A later question about one video is not told the library's turns as its history.
+    assert chat.history_of(turns, "64dd421c7a5430ba") == []
+    assert chat.history_of(turns, "library") == [("In which clip is there a bus?",
+                                                   "1 of 2 videos show a bus")]

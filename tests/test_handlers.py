@@ -58,3 +58,25 @@ def test_saved_settings_apply_to_the_session_only(tmp_path):
         ("http://localhost:11434/v1", "qwen", 3, False)
     assert note.endswith("✓ saved") and "3 candidate answers" in note and "memory off" in note
     assert server.llm_base_url != prefs.llm_base_url  # the server's defaults are unchanged
+
+
+def test_a_library_answer_draws_the_panels_of_a_video_it_names(ingested, library_settings):
+    """A chat across the library: its answers' one-video panels never fail, and picking a
+    video (as its chip does) keeps the chat."""
+    video_id = ingested(CLIP).video_id
+    named = {"video_id": "library", "question": "which clip shows people",
+             "answer": f"{CLIP} (video {video_id}) from 0.2 s", "answered": True, "times": [0.2],
+             "instance_ids": [], "evidence": [], "tree": [], "memory": {"enabled": False},
+             "videos": [{"video_id": video_id, "name": CLIP, "times": [0.2]}]}
+    nothing = {**named, "answer": "None of the 1 videos shows a bus", "videos": []}
+    turns = [{"question": a["question"], "answer": a} for a in (named, nothing)]
+    header, frames, timeline, *_, graph, _, _ = handlers.on_panels(turns, 0, library_settings)
+    assert f"mr-video-{video_id}" in header and f"{CLIP} @ 0.2 s" in header
+    assert frames and "0.2 s" in frames[0][1]
+    assert timeline.data and graph.data  # the named video's own timeline and graph
+    _, frames, timeline, *_ = handlers.on_panels(turns, 1, library_settings)
+    assert frames == [] and "names no video" in timeline.layout.annotations[0].text
+    *_, chatbot, kept_turns, selected = handlers.on_video(
+        video_id, library_settings, "All videos", turns, 0)[:10]
+    assert chatbot == kept_turns == selected == gr.skip()
+    assert handlers.on_video(video_id, library_settings, "This video", turns, 0)[7] == []

@@ -37,6 +37,20 @@ def search(text: str, ctx: ToolContext, k: int = 3) -> list[Hit]:
     return index(ctx).search(text, k)
 
 
+# What a fact is most about, when a question names several things: the object, then what is
+# said or shown, then the kind, the place, the speaker.
+_ABOUT = ("object", "text", "topic", "kind", "place", "speaker")
+
+
+def about(question: str, ctx: ToolContext) -> str | None:
+    """The graph node a question is most about (its strongest seed), or None."""
+    graph = index(ctx)
+    seeds = graph.seeds(question)
+    ranked = sorted(seeds, key=lambda n: (-seeds[n], _ABOUT.index(graph.nodes[n]["kind"])
+                                          if graph.nodes[n]["kind"] in _ABOUT else len(_ABOUT), n))
+    return ranked[0] if ranked else None
+
+
 def said(hit: Hit) -> str:
     """'[12-14 s] car 3, person 2: car 3 near person 2 (12.4-13.6 s); ...'."""
     relations = "; ".join(hit.relations)

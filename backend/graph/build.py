@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
-from backend.graph import schema
+from backend.graph import facts, schema
 from backend.graph.network import has_graph
 from backend.places import third
 from models.keywords import keywords
@@ -93,13 +93,21 @@ def build(db: sqlite_utils.Database) -> Graph:
 
 
 def write(db: sqlite_utils.Database) -> dict[str, int]:
-    """Build the graph and (re)write its tables; returns the counts `info` shows."""
+    """Build the graph and (re)write its tables; returns the counts `info` shows. Facts that
+    answers added stay, and a person's deletions and corrections are applied again."""
     graph = build(db)
+    kept_nodes, kept_edges = [], []
+    if has_graph(db):
+        kept_edges = list(db.query("SELECT * FROM graph_edges WHERE origin LIKE 'answer:%'"))
+        kept_nodes = list(db.query("SELECT * FROM graph_nodes WHERE kind = 'fact'"))
+    edges = facts.respect_edits(db, graph.edges)
+    for k, edge in enumerate(edges + kept_edges, start=1):
+        edge["id"] = k
     with db.conn:
         schema.create(db)
-        db["graph_nodes"].insert_all(graph.nodes.values())
-        db["graph_edges"].insert_all(graph.edges)
-    return {"nodes": len(graph.nodes), "edges": len(graph.edges)}
+        db["graph_nodes"].insert_all([*graph.nodes.values(), *kept_nodes])
+        db["graph_edges"].insert_all(edges + kept_edges)
+    return {"nodes": len(graph.nodes) + len(kept_nodes), "edges": len(edges) + len(kept_edges)}
 
 
 def ensure(db: sqlite_utils.Database) -> None:

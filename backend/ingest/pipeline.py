@@ -23,14 +23,16 @@ from PIL import Image
 
 from backend.config import Settings
 from backend.errors import DiskFullError, InputError
-from backend.factory import ModelSet
+from backend.factory import ModelSet, llm_for
 from backend import episodic
 from backend.ingest import decode, frame_pass, objects, preview, scenes, tables
 from backend.ingest.frame_pass import FrameEvidence, Progress
 from backend.ingest.tracks import clean_tracks, fill_gaps, relabel
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
 from backend.graph import build as graph_build
+from backend.graph import triples as graph_triples
 from backend.schema import create_tables
+from models.llm import LLMError
 from models.motion import CATEGORY as MOVING
 from models.scenes import SceneAnalyser
 from models.types import SpeechSegment
@@ -41,7 +43,7 @@ log = logging.getLogger(__name__)
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
           "tracks": "Cleaning tracks", "scenes": "Finding shots and camera motion",
-          "describe": "Writing the timeline",
+          "describe": "Writing the timeline", "graph": "Linking the knowledge graph",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 
 
@@ -154,11 +156,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 finally:
                     db.close()
             with stage("graph"):
-                db = sqlite_utils.Database(folder / "video.db")
-                try:
-                    graph_build.write(db)
-                finally:
-                    db.close()
+                _graph(folder / "video.db", settings, models)
             with stage("embed"):
                 vectors = models.embedder.embed([e.text for e in episodes])
                 episodic.write(folder, video_id, episodes, vectors)
@@ -172,6 +170,26 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
         log.info("ingested %s as %s in %.1f s", path.name, video_id, seconds["total"])
         return IngestResult(video_id=video_id, name=path.name, cached=False, counts=counts,
                             seconds=seconds, duration=meta.duration)
+
+
+def _graph(db_path: Path, settings: Settings, models: ModelSet) -> None:
+    """The knowledge graph from the tables; with MEMORYREEL_GRAPH_TRIPLES, the LLM's triples
+    from speech and captions too (an LLM that cannot be reached leaves the tables' graph and
+    says so in `video.models`)."""
+    db = sqlite_utils.Database(db_path)
+    try:
+        graph_build.write(db)
+        if not settings.graph_triples:
+            return
+        try:
+            read = graph_triples.add(db, llm_for(settings), models.embedder.embed)
+        except LLMError as e:
+            read = f"unavailable: {e}"
+        row = next(db["video"].rows)
+        names = {**json.loads(row["models"] or "{}"), "graph_triples": read}
+        db["video"].update(row["id"], {"models": json.dumps(names)})
+    finally:
+        db.close()
 
 
 @contextmanager

@@ -26,10 +26,11 @@ import re
 from pydantic import BaseModel, Field
 
 from backend import episodic
-from backend.agent import prompts
+from backend.agent import graph_tool, prompts
 from backend.agent.options import option_for_value
 from backend.agent.tools import ToolContext
 from backend.answer import Answer, Lesson, Step
+from backend.graph import facts as graph_facts
 from backend.memory.recall import assess
 from backend.memory.replay import MemoryOptions
 from backend.memory.reuse import Asked, asked_of, fact_asked
@@ -115,6 +116,7 @@ def learn(answer: Answer, task_type: str | None, question_vector, store: MemoryS
             entry_id, merged = fact.id, True
         else:
             entry_id, merged = _keep_fact(answer, verdict, computed, question_vector, store, ctx)
+        _graph_fact(answer, entry_id, ctx)
     steps = workflow_of(answer.evidence)
     # An answer straight from replayed facts has no tool plan to teach; one decided by a
     # replayed entry would only teach the plan that entry holds already.
@@ -181,6 +183,19 @@ def _keep_fact(answer: Answer, verdict: Verdict, computed: tuple[bool, Step] | N
         return same[0].id, True
     return store.add("semantic", {**values, "video_id": answer.video_id, "support": 1},
                      question_vector), False
+
+
+def _graph_fact(answer: Answer, entry_id: str, ctx: ToolContext) -> None:
+    """The checked answer as an edge of the video's graph; a graph fault never costs the fact."""
+    try:
+        done = graph_facts.record(ctx.db_path, entry_id=entry_id,
+                                  question=answer.standalone_question, answer=answer.answer,
+                                  times=answer.times,
+                                  source=graph_tool.about(answer.standalone_question, ctx),
+                                  confidence=answer.confidence.level if answer.confidence else "medium")
+        log.info("graph fact for %s: %s", entry_id, done)
+    except Exception:  # noqa: BLE001 - the fact is kept in memory whatever the graph does
+        log.exception("could not add the answer to the video's graph")
 
 
 def _refresh_pattern(task_type: str, store: MemoryStore, ctx: ToolContext) -> bool:
