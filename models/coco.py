@@ -218,3 +218,27 @@ def _decode(outputs: list[np.ndarray], conf: float) -> tuple[np.ndarray, np.ndar
     if not found:
         return np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=int)
     return tuple(np.concatenate(parts) for parts in zip(*found))  # type: ignore[return-value]
+
+
+class UltralyticsDetector:
+    """An ultralytics detection model whose classes carry COCO names (yolo11n.pt and the like,
+    which ultralytics downloads where a hub is reachable): the same `detect` as NanoDet, class
+    ids mapped to COCO's by name, so a stronger detector is a setting away."""
+
+    def __init__(self, weights: str, device: str = "cpu"):
+        from ultralytics import YOLO
+
+        self.model = YOLO(weights, task="detect")
+        self.device = device
+        self._coco = {int(i): CLASSES.index(n) for i, n in self.model.names.items() if n in CLASSES}
+        if not self._coco:
+            raise ValueError(f"{weights} names none of COCO's kinds ({', '.join(self.model.names.values())})")
+        self.name = f"{Path(weights).name} (ultralytics)"
+
+    def detect(self, frame_rgb: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
+        found = self.model.predict(bgr, conf=conf, device=self.device, verbose=False)[0].boxes
+        classes = np.array([self._coco.get(int(c), -1) for c in found.cls.cpu().numpy()], dtype=int)
+        known = classes >= 0
+        return (found.xyxy.cpu().numpy()[known], found.conf.cpu().numpy()[known],
+                classes[known])

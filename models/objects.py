@@ -12,7 +12,6 @@ bottle a vase now and then, and a vehicle a car or a truck from one frame to the
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
@@ -38,8 +37,8 @@ _BUFFERED = 2.0
 class CocoTracker:
     """Detect and track the non-person COCO kinds in the successive frames of one video."""
 
-    def __init__(self, path: Path, threads: int | None = None):
-        self.detector = coco.NanoDet(path, threads)
+    def __init__(self, detector: "coco.NanoDet | coco.UltralyticsDetector"):
+        self.detector = detector
         self.name = f"{self.detector.name} + ByteTrack"
         self.categories = {i: c for i, c in enumerate(coco.CLASSES) if c != "person"}
         self._tracker = None

@@ -64,6 +64,22 @@ def test_nanodet_finds_the_three_bottles_standing_on_the_table_at_the_start(libr
     assert all(150 < y2 - y1 < 260 for _, y1, _, y2 in bottles)
 
 
+def test_an_ultralytics_coco_model_is_a_setting_away(library_settings, monkeypatch):
+    """MEMORYREEL_OBJECTS_WEIGHTS loads any ultralytics model whose classes carry COCO names
+    (yolo11n.pt where a hub is reachable); offline, the pose model on disk names people."""
+    from backend.factory import ModelSet
+    from models.pose import default_weights
+
+    path = clip("mot15_TUD-Campus.mp4")
+    _, _, frame = next(decode.iter_frames(path, decode.probe(path), [0]))
+    boxes, scores, classes = coco.UltralyticsDetector(str(default_weights())).detect(frame, 0.5)
+    assert len(boxes) >= 4 and set(classes.tolist()) == {coco.CLASSES.index("person")}
+    monkeypatch.setenv("YOLO_OFFLINE", "1")
+    missing = settings_for(library_settings.home, objects_weights="/nowhere/yolo11n.pt")
+    with pytest.raises(WeightsError, match="MEMORYREEL_OBJECTS_WEIGHTS=/nowhere/yolo11n.pt"):
+        assert ModelSet(missing).objects is None
+
+
 def test_setup_without_npm_says_what_to_install_and_builds_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(WeightsError, match="apt-get install nodejs npm"):
