@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import gradio as gr
 
-from app import answer_view, chat, downloads, inspector, session, views
+from app import answer_view, chat, downloads, graph_edits, inspector, session, views
 from app.api import answer_library, answer_question, delete_video, ingest_upload
 from app.errors import friendly
 from app.layout import NO_VIDEO, AnswerPanels
@@ -170,6 +170,35 @@ def on_memory_delete(prefs, entry, kind_label, video_id, only_this, query_text):
     message = inspector.delete_entry(prefs, entry)
     table, note = inspector.memories(prefs, kind_label, video_id, only_this, query_text)
     return "", "", table, f"{message} {note}."
+
+
+@friendly
+def on_graph(prefs, video_id, scope, relation, kind):
+    """The graph's figure, edge table and note, then its changes and their note."""
+    return _graph_view(prefs, video_id, scope, relation, kind)
+
+
+@friendly
+def on_edge_pick(evt: gr.SelectData):
+    return evt.row_value[0]
+
+
+@friendly
+def on_graph_delete(prefs, video_id, scope, relation, kind, edge_id):
+    message = graph_edits.delete(prefs, video_id, scope, edge_id)
+    return _graph_view(prefs, video_id, scope, relation, kind, message)
+
+
+@friendly
+def on_graph_correct(prefs, video_id, scope, relation, kind, edge_id, new_relation, confidence):
+    message = graph_edits.correct(prefs, video_id, scope, edge_id, new_relation, confidence)
+    return _graph_view(prefs, video_id, scope, relation, kind, message)
+
+
+def _graph_view(prefs, video_id, scope, relation, kind, done: str = "") -> tuple:
+    shown = inspector.graph(prefs, video_id, scope, relation, kind)
+    table, note = graph_edits.changes(prefs, video_id, scope)
+    return (*shown, table, f"✓ {done}" if done else note)
 
 
 @friendly

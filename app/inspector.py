@@ -145,22 +145,31 @@ def filtered(graph: nx.MultiDiGraph, relation: str, kind: str) -> nx.MultiDiGrap
 
 
 def edge_table(graph: nx.MultiDiGraph, video_names: dict[str, str] | None = None) -> dict:
-    """One row per relation, in time order; a video column for the library's graph."""
+    """One row per relation, in time order, led by its edge id (what an edit names); a video
+    column for the library's graph."""
     def name(node: str) -> str:
         return graph.nodes[node].get("name") or node
 
-    edges = sorted(graph.edges(data=True), key=lambda e: (
-        graph.nodes[e[0]].get("video_id") or "", e[2].get("t_start") or 0.0,
-        e[2].get("relation") or "", e[0], e[1]))[:EDGE_ROWS]
-    headers = ["relation", "from", "to", "times", "confidence", "origin"]
-    rows = [[data.get("relation"), name(u), name(v), graph_figure.span(data),
-             data.get("confidence"), data.get("origin")] for u, v, data in edges]
+    edges = sorted(graph.edges(keys=True, data=True), key=lambda e: (
+        graph.nodes[e[0]].get("video_id") or "", e[3].get("t_start") or 0.0,
+        e[3].get("relation") or "", e[0], e[1]))[:EDGE_ROWS]
+    headers = ["id", "relation", "from", "to", "times", "confidence", "origin", "memory entry"]
+    rows = [[edge_id, data.get("relation"), name(u), name(v), graph_figure.span(data),
+             data.get("confidence"), *origin_parts(data.get("origin"))]
+            for u, v, edge_id, data in edges]
     if video_names is not None:
         headers.append("video")
-        for row, (u, _, _) in zip(rows, edges):
+        for row, (u, *_) in zip(rows, edges):
             video = graph.nodes[u].get("video_id")
             row.append(video_names.get(video, video))
     return {"headers": headers, "data": rows}
+
+
+def origin_parts(origin: str | None) -> tuple[str, str]:
+    """(origin, memory entry): ('answer', its semantic memory id) for what a checked answer
+    added, so a person can find that answer under Semantic memory; else (origin, '')."""
+    source, _, entry = (origin or "").partition(":")
+    return (source, entry) if source == "answer" else (origin or "", "")
 
 
 def sql(settings: Settings, video_id: str | None, statement: str) -> tuple[dict, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from app import inspector
+from backend.graph.schema import RELATIONS
 from backend.schema import TABLES
 
 
@@ -31,7 +32,8 @@ class InspectorArea:
 
 @dataclass
 class GraphArea:
-    """The knowledge graph of the selected video or of the library: figure and edge table."""
+    """The knowledge graph of the selected video or of the library: figure and edge table; for
+    one video, a person's edits to its edges and the list of changes to it."""
 
     scope: gr.Radio
     relation: gr.Dropdown
@@ -40,6 +42,13 @@ class GraphArea:
     status: gr.Markdown
     plot: gr.Plot
     edges: gr.Dataframe
+    edge_id: gr.Number
+    delete: gr.Button
+    new_relation: gr.Dropdown
+    confidence: gr.Number
+    correct: gr.Button
+    edit_status: gr.Markdown
+    changes: gr.Dataframe
 
 
 @dataclass
@@ -93,7 +102,24 @@ def graph_area() -> GraphArea:
         status = gr.Markdown()
         plot = gr.Plot(label="Knowledge graph", elem_id="graph-browser")
         edges = gr.Dataframe(interactive=False, wrap=True, elem_id="graph-edges")
-    return GraphArea(scope, relation, kind, show, status, plot, edges)
+        gr.Markdown("#### Edit an edge of this video's graph\nName it by its id (clicking a row "
+                    "of the table fills it in). Later answers and rebuilds of the graph keep "
+                    "what you delete deleted and what you correct corrected.")
+        with gr.Row():
+            edge_id = gr.Number(label="Edge id", precision=0, elem_id="graph-edge-id")
+            delete = gr.Button("Delete this edge", variant="stop", elem_id="graph-delete")
+        with gr.Row():
+            new_relation = gr.Dropdown(list(RELATIONS), value=None, label="New relation",
+                                       elem_id="graph-new-relation")
+            # No bounds on the number: out of range, the edit's own message says what is allowed.
+            confidence = gr.Number(label="New confidence (0 to 1)", elem_id="graph-confidence")
+            correct = gr.Button("Correct this edge", elem_id="graph-correct")
+        edit_status = gr.Markdown(elem_id="graph-edit-status")
+        gr.Markdown("#### Changes\nNewest first: the answers (by semantic memory entry id, "
+                    "listed above) that added or replaced a fact, and the edits people made.")
+        changes = gr.Dataframe(interactive=False, wrap=True, elem_id="graph-changes")
+    return GraphArea(scope, relation, kind, show, status, plot, edges, edge_id, delete,
+                     new_relation, confidence, correct, edit_status, changes)
 
 
 def sql_area() -> SqlArea:

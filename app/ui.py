@@ -122,7 +122,7 @@ def _wire_chat(page: layout.Page) -> None:
 
 def _wire_inspector(page: layout.Page) -> None:
     """Browsing, searching and deleting memories; the knowledge graph of the selected video or
-    of the library; read-only SQL over the selected video."""
+    of the library, and a person's edits to a video's graph; read-only SQL over the video."""
     m, prefs, chooser = page.inspector, page.state.prefs, page.library.chooser
     memory_inputs = [prefs, m.kind, chooser, m.this_video, m.query]
     for trigger in (m.show.click, m.query.submit, m.kind.change):
@@ -135,9 +135,16 @@ def _wire_inspector(page: layout.Page) -> None:
                          outputs=[m.entry_id, m.entry_detail, m.table, m.status],
                          api_visibility="private")
     g = page.graph
+    shown = [prefs, chooser, g.scope, g.relation, g.kind]
+    graph_outputs = [g.plot, g.edges, g.status, g.changes, g.edit_status]
     for trigger in (g.show.click, g.scope.change, g.relation.change, g.kind.change):
-        trigger(friendly(inspector.graph), inputs=[prefs, chooser, g.scope, g.relation, g.kind],
-                outputs=[g.plot, g.edges, g.status], api_visibility="private")
+        trigger(handlers.on_graph, inputs=shown, outputs=graph_outputs, api_visibility="private")
+    g.edges.select(handlers.on_edge_pick, outputs=g.edge_id, api_visibility="private")
+    g.delete.click(handlers.on_graph_delete, inputs=[*shown, g.edge_id], outputs=graph_outputs,
+                   api_visibility="private")
+    g.correct.click(handlers.on_graph_correct,
+                    inputs=[*shown, g.edge_id, g.new_relation, g.confidence],
+                    outputs=graph_outputs, api_visibility="private")
     sql = page.sql
     sql.table_pick.change(lambda t: f"SELECT * FROM {t}", inputs=sql.table_pick,
                           outputs=sql.statement, api_visibility="private")

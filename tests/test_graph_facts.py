@@ -138,3 +138,21 @@ def test_llm_triples_from_speech_merge_into_the_graph_with_their_line_times(inge
     says = next(e for e in added if e["relation"] == "says")
     assert (says["t_start"], says["t_end"]) == (first[0], first[1])
     assert json.loads(says["segments"])
+
+
+def test_an_edge_whose_relation_was_corrected_then_deleted_stays_deleted_on_a_rebuild(video):
+    _, db_path = video
+    db = sqlite_utils.Database(db_path)
+    near = next(db.query("SELECT * FROM graph_edges WHERE relation = 'near' LIMIT 1"))
+
+    def between() -> list[str]:
+        return sorted(e["relation"] for e in db.query(
+            "SELECT relation FROM graph_edges WHERE source = ? AND target = ?",
+            [near["source"], near["target"]]))
+    before = between()
+    facts.correct(db_path, near["id"], relation="in-place")  # a relation no two objects have
+    facts.delete(db_path, near["id"])
+    build.write(db)
+    after = before.copy()
+    after.remove("near")
+    assert between() == after

@@ -145,17 +145,21 @@ def test_the_inspector_lists_every_edge_and_filters_them(tud, tud_graph, library
     browse = friendly(inspector.graph)
     fig, table, note = browse(library_settings, tud.video_id, "This video", "any", "any")
     assert set(_points(fig)) == set(tud_graph)
-    assert table["headers"] == ["relation", "from", "to", "times", "confidence", "origin"]
-    assert sorted(tuple(r[:3]) for r in table["data"]) == _named_edges(tud)
+    assert table["headers"] == ["id", "relation", "from", "to", "times", "confidence", "origin",
+                                "memory entry"]
+    assert sorted(tuple(r[1:4]) for r in table["data"]) == _named_edges(tud)
+    with read_only(tud) as db:
+        assert sorted(r[0] for r in table["data"]) == [r["id"] for r in db.query(
+            "SELECT id FROM graph_edges ORDER BY id")]
     assert note.startswith(f"{tud_graph.number_of_nodes()} nodes and "
                            f"{tud_graph.number_of_edges()} relations")
     fig, table, note = browse(library_settings, tud.video_id, "This video", "near", "any")
-    assert sorted(tuple(r[:3]) for r in table["data"]) == _named_edges(tud, "near") != []
+    assert sorted(tuple(r[1:4]) for r in table["data"]) == _named_edges(tud, "near") != []
     assert "relation near" in note
     _, table, _ = browse(library_settings, tud.video_id, "This video", "any", "place")
     places = {n for n, k in tud_graph.nodes(data="kind") if k == "place"}
     named = {tud_graph.nodes[n]["name"] for n in places}
-    assert table["data"] and all(r[1] in named or r[2] in named for r in table["data"])
+    assert table["data"] and all(r[2] in named or r[3] in named for r in table["data"])
     assert len(table["data"]) == sum(1 for u, v in tud_graph.edges() if {u, v} & places)
 
 

@@ -142,9 +142,17 @@ def respect_edits(db: sqlite_utils.Database, edges: list[dict]) -> list[dict]:
     deleted, corrections = _deleted(db), _corrections(db)
     kept = []
     for edge in edges:
-        key = edge_key(edge["source"], edge["relation"], edge["target"])
-        if key not in deleted:
-            kept.append({**edge, **corrections.get(key, {})})
+        # A corrected relation is a new key, under which later edits are logged: follow the
+        # corrections key by key, and drop the edge if any of its keys was deleted.
+        keys = [edge_key(edge["source"], edge["relation"], edge["target"])]
+        while keys[-1] in corrections and len(keys) <= len(corrections):
+            edge = {**edge, **corrections[keys[-1]]}
+            key = edge_key(edge["source"], edge["relation"], edge["target"])
+            if key in keys:
+                break
+            keys.append(key)
+        if not deleted.intersection(keys):
+            kept.append(edge)
     return kept
 
 
