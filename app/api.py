@@ -16,7 +16,7 @@ from backend.inputs import check_question, parse_options
 from backend.library import Library
 from backend.memory.store import MemoryStore
 
-_STORES: dict[Path, MemoryStore] = {}
+_STORES: dict[tuple[Path, str], MemoryStore] = {}
 _STORES_GUARD = threading.Lock()
 
 # report(text, fraction or None) reports ingest progress to whoever shows it.
@@ -72,9 +72,10 @@ def answer_library(question: str | None, options_text: str | None, settings: Set
 
 
 def memory_store(settings: Settings) -> MemoryStore:
-    """One store per memory folder for the whole server (per-session settings share it)."""
+    """One store per memory folder and tables' URI for the whole server (per-session settings
+    share it)."""
     with _STORES_GUARD:
-        key = settings.memory_path.resolve()
+        key = (settings.memory_path.resolve(), settings.memory_uri)
         if key not in _STORES:
             _STORES[key] = MemoryStore(settings)
         return _STORES[key]

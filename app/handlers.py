@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import gradio as gr
 
-from app import answer_view, chat, downloads, graph_edits, inspector, session, views
+from app import answer_view, chat, downloads, folder_import, graph_edits, inspector, session, views
 from app.api import answer_library, answer_question, delete_video, ingest_upload
 from app.errors import friendly
 from app.layout import NO_VIDEO, AnswerPanels
@@ -52,6 +52,16 @@ def on_upload(file_path, prefs, progress=gr.Progress()):
             f"tracked objects, {counts.get('speech', 0)} speech segments, "
             f"{counts.get('ocr', 0)} text reads")
     return (None, f"✓ **{result.name}** {done}.", *library_view(prefs, result.video_id))
+
+
+@friendly
+def on_import(prefs, progress=gr.Progress()):
+    """Every video in the server's import folder (never a path from the page), then the
+    summary, the folder's list and the library as they are now."""
+    progress(0, desc="Reading the server folder")
+    summary = folder_import.import_all(prefs, lambda fraction, text: progress(fraction, desc=text))
+    return (folder_import.describe(summary, prefs), folder_import.listing(prefs),
+            *library_view(prefs))
 
 
 @friendly

@@ -32,6 +32,16 @@ class SessionState:
 
 
 @dataclass
+class ImportArea:
+    """Importing every video in the server's folder (MEMORYREEL_IMPORT_DIR); hidden without it."""
+
+    box: gr.Group
+    listing: gr.Markdown
+    button: gr.Button
+    status: gr.Markdown
+
+
+@dataclass
 class LibraryArea:
     note: gr.Markdown
     cards: gr.Dataset
@@ -43,6 +53,7 @@ class LibraryArea:
     cancel_delete: gr.Button
     upload: gr.File
     status: gr.Markdown
+    importer: ImportArea
 
 
 @dataclass
@@ -209,8 +220,18 @@ def library_area(settings: config.Settings) -> LibraryArea:
                                    file_types=sorted(VIDEO_EXTENSIONS), type="filepath",
                                    elem_id="upload", height=120))
         status = gr.Markdown(elem_id="ingest-status")
+        importer = import_area(settings)
     return LibraryArea(note, cards, chooser, delete_button, confirm_box, confirm_text,
-                       confirm_delete, cancel_delete, upload, status)
+                       confirm_delete, cancel_delete, upload, status, importer)
+
+
+def import_area(settings: config.Settings) -> ImportArea:
+    with gr.Group(visible=bool(settings.import_dir), elem_id="import-folder") as box:
+        gr.Markdown("### Import from the server folder")
+        listing = gr.Markdown(elem_classes="mr-subtle", elem_id="import-list")
+        button = gr.Button("Import them all", size="sm", elem_id="import-all")
+        status = gr.Markdown(elem_id="import-status")
+    return ImportArea(box, listing, button, status)
 
 
 def player_area() -> PlayerArea:

@@ -14,7 +14,7 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from app import chat, downloads, handlers, inspector, layout
+from app import chat, downloads, folder_import, handlers, inspector, layout
 from app.errors import friendly
 from app.login_page import NoApiInfoBeforeLogin
 from app.media_route import MediaOnlyUnderHome
@@ -50,8 +50,8 @@ def build(settings: config.Settings | None = None) -> gr.Blocks:
 
 
 def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings) -> None:
-    """Uploading, picking and deleting videos; picking one shows it and starts a new chat
-    (unless the chat is across the library)."""
+    """Uploading, importing the server's folder, picking and deleting videos; picking one shows
+    it and starts a new chat (unless the chat is across the library)."""
     lib, state = page.library, page.state
     library_outputs = [lib.cards, lib.chooser, lib.note, state.library_ids]
     demo.load(lambda: handlers.library_view(settings), outputs=library_outputs,
@@ -60,6 +60,13 @@ def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings)
                       outputs=[lib.upload, lib.status, *library_outputs],
                       concurrency_limit=INGEST_CONCURRENCY, concurrency_id="ingest",
                       show_progress_on=[lib.status], api_visibility="private")
+    imp = lib.importer
+    demo.load(lambda: folder_import.listing(settings), outputs=imp.listing,
+              api_visibility="private")
+    imp.button.click(handlers.on_import, inputs=state.prefs,
+                     outputs=[imp.status, imp.listing, *library_outputs],
+                     concurrency_limit=INGEST_CONCURRENCY, concurrency_id="ingest",
+                     show_progress_on=[imp.status], api_visibility="private")
     lib.cards.click(handlers.on_select_card, inputs=[lib.cards, state.library_ids],
                     outputs=lib.chooser, api_visibility="private")
     p = page.player

@@ -6,6 +6,10 @@ file) into throwaway libraries, each in a fresh process so peak RSS is that inge
 `--vary VARIABLE=A,B` it ingests PATH once per value of that setting instead, side by side in one
 run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy machine. Each run
 also reports its CPU seconds, which other processes' load changes far less than wall time.
+`bench ingest FOLDER --workers 1,2 [--ray local]`: the whole folder ingested by a batch run
+(`ingest FOLDER --workers N`) once per worker count, and through a local Ray instance, each in a
+fresh process and an empty library: wall seconds, realtime factor (video seconds ingested per
+wall second) and each worker's peak RSS, side by side.
 `bench tracking`: ingests each MOT-layout sequence with tracking alone (no speech, text or
 moving objects), once per compared setting, and scores the tracks against the ground truth.
 """
@@ -88,6 +92,42 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
         "x1": single, f"x{repeat}": repeated,
         "peak_rss_ratio": round(repeated["peak_rss_mb"] / single["peak_rss_mb"], 3),
     }
+
+
+def batch_bench(folder: Path, workers: list[int], ray: str = "",
+                progress=lambda line: None) -> dict:
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="memoryreel-bench-batch-") as tmp:
+        engines = [(n, "") for n in workers] + ([(max(workers), ray)] if ray else [])
+        for k, (n, address) in enumerate(engines):
+            summary = _run_batch(folder, Path(tmp) / f"home-{k}", n, address)
+            runs.append(_batch_figures(summary, n, address))
+            progress(f"{runs[-1]['engine']}: {runs[-1]['wall_s']} s, "
+                     f"{runs[-1]['realtime_factor']}x realtime")
+    return {"folder": str(folder), "machine": _machine(), "workers": workers, "runs": runs}
+
+
+def _run_batch(folder: Path, home: Path, workers: int, ray: str) -> dict:
+    command = [sys.executable, "-m", "backend", "ingest", str(folder), "--workers", str(workers),
+               "--json", *(["--ray", ray] if ray else [])]
+    done = subprocess.run(command, env=dict(os.environ, MEMORYREEL_HOME=str(home)),
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    summary = json.loads(done.stdout)
+    if done.returncode != 0 or summary["failed"]:
+        why = summary["failed"] if done.returncode == 0 else summary["error"]
+        raise RuntimeError(f"bench: `{' '.join(command)}` failed: {why}\n{done.stderr[-2000:]}")
+    return summary
+
+
+def _batch_figures(summary: dict, workers: int, ray: str) -> dict:
+    video_s = sum(f["duration"] for f in summary["ingested"])
+    peaks: dict[str, float] = {}
+    for f in summary["ingested"]:
+        peaks[f["worker"]] = max(peaks.get(f["worker"], 0.0), f["peak_rss_mb"])
+    return {"engine": f"Ray {ray}" if ray else f"{workers} worker{'s' if workers > 1 else ''}",
+            "workers": workers, "videos": len(summary["ingested"]), "video_s": round(video_s, 1),
+            "wall_s": summary["seconds"], "realtime_factor": round(video_s / summary["seconds"], 3),
+            "peak_rss_mb": sorted(round(v) for v in peaks.values()), "detail": summary["engine"]}
 
 
 # Tracking alone: the other stages neither change the tracks nor cost what is measured.

@@ -29,45 +29,13 @@ from backend.cli_bench import (SHARED, bench_agent, bench_ingest, bench_measurem
 from backend.cli_ask import SOLUTIONS_HELP, solutions
 from backend.cli_ask import add_parser as add_ask_parser
 from backend.cli_export import add_parser as add_export_parser
+from backend.cli_ingest import add_parser as add_ingest_parser
 from backend.errors import InputError, MemoryReelError, QueryError, UsageError
 from backend.inputs import check_text
 from models.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-
-
-def _ingest(args, settings) -> dict:
-    from backend.ingest.pipeline import ingest
-
-    bars: dict[str, tqdm] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if args.json or args.quiet:
-            return
-        bar = bars.get(stage)
-        if bar is None:
-            for other in bars.values():
-                other.close()
-            bar = bars[stage] = tqdm(total=total or None, desc=stage, unit="step", file=sys.stderr,
-                                     leave=False)
-        bar.total = total or bar.total
-        bar.n = done
-        bar.refresh()
-
-    try:
-        result = ingest(Path(args.path), settings, progress=progress)
-    finally:
-        for bar in bars.values():
-            bar.close()
-    return result.as_dict()
-
-
-def _print_ingest(payload: dict) -> None:
-    state = "already in the library" if payload["cached"] else "ingested"
-    print(f"{payload['name']}: {state} as {payload['video_id']}")
-    print("  rows: " + ", ".join(f"{k} {v}" for k, v in payload["counts"].items()))
-    print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in payload["seconds"].items()))
 
 
 def _info(args, settings) -> dict:
@@ -307,9 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", parents=[common], help="add a video to the library")
-    p.add_argument("path")
-    p.set_defaults(run=_ingest, render=_print_ingest)
+    add_ingest_parser(sub, common)
 
     p = sub.add_parser("info", parents=[common], help="list the library, or one video's facts")
     p.add_argument("video_id", nargs="?")
@@ -383,7 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", parents=[common], help="benchmarks that print figures")
     bench_sub = p.add_subparsers(dest="bench", required=True)
     b = bench_sub.add_parser("ingest", parents=[common], help="stage seconds, realtime factor, peak RSS")
-    b.add_argument("path")
+    b.add_argument("path", help="a video; with --workers or --ray, a folder of videos")
+    b.add_argument("--workers", metavar="N,N", help="ingest the folder once per worker count, "
+                                                    "side by side, e.g. 1,2")
+    b.add_argument("--ray", metavar="ADDRESS", help="and once through Ray, e.g. local")
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
     b.add_argument("--vary", metavar="SETTING=A,B",
                    help="ingest PATH once per value of this setting instead, side by side, e.g. "

@@ -30,16 +30,45 @@ def bench_ingest(args, settings) -> dict:
 
     vary = _setting_values(args.vary) if args.vary else None
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    if args.workers or args.ray:
+        return bench.batch_bench(Path(args.path), _counts(args.workers or "1"), ray=args.ray,
+                                 progress=say)
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
                               rounds=args.rounds, progress=say)
 
 
+def _counts(text: str) -> list[int]:
+    """--workers 1,2 -> [1, 2]."""
+    try:
+        counts = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise UsageError(f"--workers takes worker counts separated by commas (e.g. 1,2), not "
+                         f"{text!r}.")
+    return counts
+
+
 def print_ingest_bench(payload: dict) -> None:
-    """Side by side with --vary; the plain bench's figures stay JSON."""
+    """Side by side with --vary or --workers; the plain bench's figures stay JSON."""
     if "setting" in payload:
         _print_ingest_comparison(payload)
+    elif "workers" in payload:
+        _print_batch_bench(payload)
     else:
         print_json(payload)
+
+
+def _print_batch_bench(payload: dict) -> None:
+    """One line per engine: how long the folder took, and each worker's peak memory."""
+    m = payload["machine"]
+    print(f"{payload['folder']}: {m['cpus']} cores, load {m['load_average']}")
+    print(f"{'engine':>10} {'videos':>7} {'video s':>8} {'wall s':>7} {'realtime':>9}  "
+          f"peak RSS MB per worker")
+    for r in payload["runs"]:
+        print(f"{r['engine']:>10} {r['videos']:>7} {r['video_s']:>8.1f} {r['wall_s']:>7.1f} "
+              f"{r['realtime_factor']:>8.2f}x  {', '.join(map(str, r['peak_rss_mb']))}  "
+              f"({r['detail']})")
 
 
 def bench_agent(args, settings) -> dict:

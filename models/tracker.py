@@ -65,11 +65,12 @@ class Tracker:
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
                  iou: float = NMS_IOU, association: str = "ocsort",
                  runtime: str = "torch", cache_dir: str | os.PathLike | None = None,
-                 read_pose: bool = True):
+                 read_pose: bool = True, threads: int | None = None):
         import torch
 
         self._torch = torch
-        self._threads = max(1, os.cpu_count() or 1)
+        # All cores unless told fewer: a batch ingest shares them among its worker processes.
+        self._threads = threads or max(1, os.cpu_count() or 1)
         path = str(weights) if weights else str(pose.default_weights())
         self.model, self.runtime, names = _load(path, runtime, device, cache_dir)
         self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs

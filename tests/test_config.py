@@ -72,6 +72,8 @@ def test_enumerated_settings_are_the_ones_with_fixed_values():
     ("MEMORYREEL_N_SOLUTIONS", "7", "MEMORYREEL_N_SOLUTIONS must be from 1 to 6"),
     ("MEMORYREEL_LLM_CTX", "100", "MEMORYREEL_LLM_CTX must be from 2048 to 131072"),
     ("MEMORYREEL_LLM_THREADS", "100000", "MEMORYREEL_LLM_THREADS must be from 1 to 1024"),
+    ("MEMORYREEL_MEMORY_URI", "ftp://host/memory", "MEMORYREEL_MEMORY_URI must be a local folder"),
+    ("MEMORYREEL_MEMORY_URI", "s4://bucket/memory", "or a URI with one of s3://, s3+ddb://, gs://"),
 ])
 def test_values_outside_their_meaning_are_refused_at_load(monkeypatch, env, value, words):
     monkeypatch.setenv(env, value)
@@ -94,6 +96,8 @@ def test_the_password_is_never_in_the_message(monkeypatch):
     ("MEMORYREEL_VISION_BASE_URL", "http://127.0.0.1:8000/v1"),
     ("MEMORYREEL_DETECTOR_CONF", "0"), ("MEMORYREEL_DETECTOR_CONF", "1"),
     ("MEMORYREEL_REPLAY_MIN_SIMILARITY", "0.9"), ("MEMORYREEL_N_SOLUTIONS", "6"),
+    ("MEMORYREEL_MEMORY_URI", "s3://bucket/memory"), ("MEMORYREEL_MEMORY_URI", "gs://b/m"),
+    ("MEMORYREEL_MEMORY_URI", "az://container/memory"), ("MEMORYREEL_MEMORY_URI", "/srv/memory"),
 ])
 def test_values_at_the_edges_of_their_range_load(monkeypatch, env, value):
     monkeypatch.setenv(env, value)

@@ -1,4 +1,4 @@
-"""Questions across the whole library ("in which clip is a bus?", "which clips show two people at
+"""Questions across the whole library ("in which clip is a bus?", "which clips show three people at
 once?"), as VideoRAG asks them of one graph over a collection.
 
 A question about a kind of thing is a typed query run on every video's tables: how many
@@ -68,8 +68,8 @@ class KindQuestion:
 
 
 def kind_question(question: str) -> KindQuestion | None:
-    """The kind question a library question asks, or None ('which clips show two people at
-    once' -> most_at_once of person, >= 2; 'in which clip is a bus' -> count_distinct >= 1)."""
+    """The kind question a library question asks, or None ('which clips show three people at
+    once' -> most_at_once of person, >= 3; 'in which clip is a bus' -> count_distinct >= 1)."""
     named = kinds.named(question) or (["person"] if routing.PEOPLE.search(question) else [])
     if not named:
         return None

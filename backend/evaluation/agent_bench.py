@@ -56,7 +56,8 @@ def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: 
             for agent in agents:
                 name = f"{agent} {config.overrides_label(overrides)}".strip()
                 agent_settings = replace(run_settings, agent=agent,
-                                         memory_dir=str(Path(root) / f"memory-{v}-{agent}"))
+                                         memory_dir=str(Path(root) / f"memory-{v}-{agent}"),
+                                         memory_uri="")
                 results = []
                 for row in rows:
                     outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],

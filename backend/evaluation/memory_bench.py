@@ -64,7 +64,7 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
     try:
         for name in configs:
             with tempfile.TemporaryDirectory(prefix=f"memoryreel-bench-memory-{name}-") as tmp:
-                run_settings = replace(settings, memory_dir=tmp)
+                run_settings = replace(settings, memory_dir=tmp, memory_uri="")
                 for index, row in enumerate(rows):
                     outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
                                     run_settings, n_solutions=n_solutions, memory=CONFIGS[name],

@@ -96,7 +96,8 @@ def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, 
     results_path = out / RESULTS
     done, meta = _prepare(out, _run_meta(questions_path, videos, settings, config, command),
                           resume, keep_memory)
-    run_settings = replace(settings, memory_dir=str(out / "memory"))
+    # The run's own memory, never the configured store's (MEMORYREEL_MEMORY_URI).
+    run_settings = replace(settings, memory_dir=str(out / "memory"), memory_uri="")
 
     todo = [q for q in questions if q.key not in done]
     progress(f"{len(questions)} questions, {len(done)} already done, {len(todo)} to ask -> {out}")

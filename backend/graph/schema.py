@@ -15,7 +15,7 @@ graph_nodes(id TEXT, kind TEXT, name TEXT, t_start REAL, t_end REAL, segments TE
   -- the knowledge graph's entities. kind is 'object' (id 'object:<instances.id>', name e.g.
   -- 'car 3'), 'kind' ('kind:car': what the objects are), 'speaker' ('speaker:1', whoever
   -- speaks), 'topic' ('topic:<word>', a word the speech dwells on), 'text' ('text:<words>', a
-  -- line read on screen), 'shot' ('shot:<shots.id>'), 'place' ('place:top left', a third of
+  -- line read on screen), 'shot' ('shot:<shots.id>'), 'place' ('place:middle left', a third of
   -- the picture across and down) or 'fact' ('fact:<memory entry id>', name = a checked answer,
   -- detail holds its question) or 'entity' (a thing an LLM read in speech or a model's
   -- captions, MEMORYREEL_GRAPH_TRIPLES); t_start/t_end the span it is seen or heard; segments a JSON

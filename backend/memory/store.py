@@ -5,6 +5,10 @@
     <memory_path>/memory.lance/patterns     one decision pattern per task type
     <memory_path>/replays.db                how often every entry was replayed, episodic included
 
+With MEMORYREEL_MEMORY_URI the three tables live there instead (s3://, gs://, az://, file://
+or another folder, as lancedb.connect takes it), so that app replicas on several machines share
+them; replay counts and sessions stay in the memory folder.
+
 Replay counts live in SQLite, not in the vector rows: an increment is one atomic UPDATE that
 parallel questions cannot lose, where a LanceDB update rewrites data files.
 Entries are found by the similarity of their question to a new one (vectors are question
@@ -19,7 +23,9 @@ import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import cached_property
+from pathlib import Path
 from typing import Callable
+from urllib.parse import unquote, urlsplit
 
 import lancedb
 import numpy as np
@@ -77,16 +83,21 @@ class MemoryStore:
     def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray] | None = None):
         self.settings = settings
         self.path = settings.memory_path
+        self._uri = settings.memory_uri or str(self.path / "memory.lance")
+        # None in an object store, where nothing exists before a table is written.
+        self._folder = _local_folder(self._uri)
         self._embed = embed
+        key = self._uri if self._folder is None else str(self._folder.resolve())
         with _LOCKS_GUARD:
-            self._lock = _LOCKS.setdefault(str(self.path.resolve()), threading.Lock())
+            self._lock = _LOCKS.setdefault(key, threading.Lock())
 
     # --- storage -------------------------------------------------------------------------
 
     @cached_property
     def _db(self):
-        self.path.mkdir(parents=True, exist_ok=True)
-        return lancedb.connect(str(self.path / "memory.lance"))
+        if self._folder is not None:
+            self._folder.parent.mkdir(parents=True, exist_ok=True)
+        return lancedb.connect(self._uri)
 
     def _replays(self) -> sqlite_utils.Database:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -98,11 +109,11 @@ class MemoryStore:
 
     def _table(self, kind: str, create_dim: int | None = None):
         name = _TABLES[kind]
-        if create_dim is None and not (self.path / "memory.lance").is_dir():
+        if create_dim is None and self._folder is not None and not self._folder.is_dir():
             return None  # nothing stored yet; reading must not create the folder
         try:
             table = self._db.open_table(name)
-        except ValueError:  # not created yet: no entry of this kind was ever stored
+        except ValueError:  # not among the connection's tables: no entry of this kind yet
             if create_dim is None:
                 return None
             return self._db.create_table(name, schema=_schema(kind, create_dim), exist_ok=True)
@@ -327,6 +338,14 @@ def _episodic_video_id(entry_id: str) -> str:
                          "episodic:<video_id>:<scale>:<start seconds>, as `memory list "
                          "--type episodic --video VIDEO_ID` prints them.")
     return parts[1]
+
+
+def _local_folder(uri: str) -> Path | None:
+    """The folder a LanceDB URI names on this machine (a path or file://), else None."""
+    scheme, sep, _ = uri.partition("://")
+    if not sep:
+        return Path(uri)
+    return Path(unquote(urlsplit(uri).path)) if scheme.lower() == "file" else None
 
 
 def _add_missing_columns(table, kind: str) -> None:
