@@ -60,7 +60,7 @@ def record(db_path: Path, *, entry_id: str, question: str, answer: str, times: l
         # Named with its question: a fact node called "6" says nothing in the graph panel.
         node = {"id": f"fact:{entry_id}", "kind": "fact", "name": f"{question.strip()} {answer.strip()}"[:160],
                 "t_start": span[0],
-                "t_end": span[1], "segments": json.dumps(_segments(db, span)),
+                "t_end": span[1], "segments": json.dumps(segments_over(db, [span])),
                 "detail": json.dumps({"question": question, "entry_id": entry_id})}
         edge = {"source": source, "target": node["id"], "relation": "answered",
                 "t_start": span[0], "t_end": span[1], "segments": node["segments"],
@@ -78,7 +78,7 @@ def record(db_path: Path, *, entry_id: str, question: str, answer: str, times: l
                 db["graph_edges"].delete(old["id"])
                 db["graph_nodes"].delete_where("id = ?", [old["target"]])
             db["graph_nodes"].upsert(node, pk="id")
-            db["graph_edges"].insert({"id": _next_id(db), **edge})
+            db["graph_edges"].insert({"id": next_edge_id(db), **edge})
             edge = _apply_correction(db, key, edge)
             _log(db, key, "replaced" if old else "added", before=before, after=node["name"],
                  origin=edge["origin"])
@@ -199,13 +199,15 @@ def _said(edge: dict) -> str:
     return f"{edge['source']} {edge['relation']} {edge['target']} (confidence {edge['confidence']})"
 
 
-def _next_id(db: sqlite_utils.Database) -> int:
+def next_edge_id(db: sqlite_utils.Database) -> int:
     return (next(db.query("SELECT MAX(id) AS m FROM graph_edges"))["m"] or 0) + 1
 
 
-def _segments(db: sqlite_utils.Database, span: list[float]) -> list[int]:
-    return [r["id"] for r in db.query("SELECT id FROM scenes WHERE t_end >= ? AND t_start <= ?",
-                                      span)]
+def segments_over(db: sqlite_utils.Database, spans: list[tuple[float, float]]) -> list[int]:
+    """The scenes ids (fine segments) that overlap any of the spans."""
+    return sorted({r["id"] for a, b in spans
+                   for r in db.query("SELECT id FROM scenes WHERE t_end >= ? AND t_start <= ?",
+                                     [a, b])})
 
 
 def _log(db: sqlite_utils.Database, key: str, action: str, *, before: str, after: str,

@@ -101,8 +101,8 @@ class GraphIndex:
                 found[node_id] = 1.0
             elif kind in ("topic", "speaker") and name in words:
                 found[node_id] = 1.0
-            elif kind == "text" and (shared := words & set(keywords(name))):
-                found[node_id] = len(shared) / len(set(keywords(name)))
+            elif kind == "text" and (shared := words & (said_there := set(keywords(name)))):
+                found[node_id] = len(shared) / len(said_there)
         if self.embed is not None:
             for node_id, similarity in self._by_meaning(question):
                 found.setdefault(node_id, similarity)

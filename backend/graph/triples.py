@@ -115,11 +115,8 @@ def _node(name: str, ids: list[str], vectors: np.ndarray, embed, new_nodes: dict
 
 
 def _write(db: sqlite_utils.Database, found: dict, new_nodes: dict[str, str]) -> int:
-    segments = list(db.query("SELECT id, t_start, t_end FROM scenes"))
-
     def support(spans: list[tuple[float, float]]) -> str:
-        return json.dumps(sorted({s["id"] for s in segments for a, b in spans
-                                  if s["t_start"] <= b and a <= s["t_end"]}))
+        return json.dumps(facts.segments_over(db, spans))
 
     spans_of = {}
     for (source, _, target), spans in found.items():
@@ -136,6 +133,6 @@ def _write(db: sqlite_utils.Database, found: dict, new_nodes: dict[str, str]) ->
               "t_end": max(b for _, b in spans_of.get(node_id, [(0.0, 0.0)])),
               "segments": support(spans_of.get(node_id, [])), "detail": None}
              for node_id, name in new_nodes.items()], pk="id")
-        start = (next(db.query("SELECT MAX(id) AS m FROM graph_edges"))["m"] or 0) + 1
+        start = facts.next_edge_id(db)
         db["graph_edges"].insert_all({"id": start + k, **edge} for k, edge in enumerate(edges))
     return len(edges)

@@ -178,13 +178,17 @@ def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech
         sentence = "; ".join(parts) + "."
     else:
         sentence = "No tracked objects visible."
-    if picture:
-        sentence += f" {picture}"
+    return sentence + _picture_text_speech(picture, text_on_screen, speech, "On screen")
+
+
+def _picture_text_speech(picture: str, text_on_screen: list[str], speech: str, text_label: str) -> str:
+    """What a summary adds after the objects: the picture, the text read, the words said."""
+    tail = f" {picture}" if picture else ""
     if text_on_screen:
-        sentence += " On screen: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
+        tail += f" {text_label}: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
     if speech:
-        sentence += f' Speech: "{speech}".'
-    return sentence
+        tail += f' Speech: "{speech}".'
+    return tail
 
 
 # Captions quoted in one window summary: a long window has many; the fine steps keep them all.
@@ -209,12 +213,7 @@ def window_summary(t_start: float, t_end: float, instances: dict[int, tuple[str,
         sentence = f"{span}, {who} {verb} in all. {details}."
     else:
         sentence = f"{span}, no tracked objects appear."
-    if picture:
-        sentence += f" {picture}"
-    if text_on_screen:
-        sentence += " On-screen text: " + "; ".join(f'"{t}"' for t in text_on_screen) + "."
-    if speech:
-        sentence += f' Speech: "{speech}".'
+    sentence += _picture_text_speech(picture, text_on_screen, speech, "On-screen text")
     if captions:
         more = " ..." if len(captions) > _WINDOW_CAPTIONS else ""
         sentence += " Seen: " + " ".join(captions[:_WINDOW_CAPTIONS]) + more
