@@ -138,3 +138,30 @@ def test_people_far_from_the_camera_still_walk_somewhere(campus, tmp_path, libra
     result = run(TypedQuery(operation="movement", target="person", time="", until="", words=""),
                  "which way do most people walk", VideoTables(entry.db_path))
     assert result.value == "left to right", result.text
+
+
+def _span(path) -> tuple[float, float]:
+    from backend.ingest import decode
+    from backend.ingest.picture import PictureSpan
+
+    meta = decode.probe(path)
+    picture = PictureSpan()
+    for _, _, frame in decode.iter_frames(path, meta, decode.sample_indices(meta, 5.0)):
+        picture.add(frame)
+    return picture.span()
+
+
+def test_the_picture_inside_still_bars_is_found(campus, tmp_path):
+    # The shrunk variants put the picture in the middle of a blurred still copy of it, as phone
+    # editors pillarbox a narrow video.
+    for name, edges in (("0.5x", (160, 480)), ("0.35x", (208, 432))):
+        made = footage.variant_of(campus, footage.BY_NAME[name], tmp_path)
+        assert _span(made.video) == pytest.approx(edges, abs=4), name
+    assert _span(campus.video) == (0.0, 640.0)
+
+
+def test_a_still_part_of_the_view_is_still_picture():
+    # A screen recording where only a corner changes: one still side is no pillarbox.
+    from tests.conftest import clip
+
+    assert _span(clip("autoeditor_example_speech.mp4")) == (0.0, 1280.0)

@@ -19,6 +19,7 @@ from backend.config import Settings
 from backend.errors import CaptionError
 from backend.factory import CAPTION_HINT, ModelSet
 from backend.ingest import decode, objects
+from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import ExitSplitter, Frame
 from models.errors import ModelError
 from models.llm import LLMError
@@ -45,6 +46,7 @@ class FrameEvidence:
     objects: str = "off"  # what tracked everyday objects, or why nothing did
     object_kinds: tuple[str, ...] = ()  # what it could report
     detector_imgsz: int = 0  # the input size the detector ran at for this video
+    picture: tuple[float, float] = (0.0, 0.0)  # the picture's left and right edge (no still bars)
     looks: list[FrameLook] = field(default_factory=list)
     cuts: list[float] = field(default_factory=list)
 
@@ -77,6 +79,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                                           settings.detector_max_imgsz)
     evidence.seconds["track"] += time.perf_counter() - mark
     exits = ExitSplitter((meta.width, meta.height), fresh_from=objects.MOTION_IDS // 2)
+    picture = PictureSpan()
     for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
         mark = time.perf_counter()
         detections = exits(t, tracker.track(frame))
@@ -101,6 +104,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
         evidence.frames.append((index, t, detections))
         mark = time.perf_counter()
         analyser.add(index, t, frame)
+        picture.add(frame)
         evidence.seconds["scenes"] += time.perf_counter() - mark
         for d in detections:
             evidence.colours[d.track_id].append(_colours(frame, d))
@@ -138,6 +142,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
     evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
+    evidence.picture = picture.span()
     return evidence
 
 

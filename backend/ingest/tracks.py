@@ -276,3 +276,42 @@ def count_summary(frames: list[Frame]) -> dict[str, int]:
     return {"first_frame": per_frame[0] if per_frame else 0,
             "max_simultaneous": max(per_frame, default=0),
             "distinct": len(ids)}
+
+
+
+MIN_VISIBLE = 0.6  # of a kind's usual width: a box cut by the picture's edge narrower than this
+
+
+def drop_cut_off(frames: list[Frame], picture: tuple[float, float],
+                 min_visible: float = MIN_VISIBLE) -> list[Frame]:
+    """Frames without the boxes of objects mostly outside the picture: a box cut by the
+    picture's left or right edge (`picture`, from `PictureSpan`) whose width-to-height ratio is
+    under `min_visible` of its kind's median away from the edges.
+
+    Someone stepping in or out shows a sliver first and last; MOTChallenge's annotators leave
+    such slivers out, and so does a person counting who is in view. The kind's ratio, not the
+    track's: a track seen only as a sliver would set its own bar. Measured on the tuning half of
+    the footage variants (per-frame people-count error summed over 7 videos): 69 without,
+    62 with 0.6 of the kind's ratio; 0.6 of the track's own ratio: 68."""
+    left, right = picture
+    if right <= left:
+        return frames
+    margin = 0.01 * (right - left)
+
+    def cut(box) -> bool:
+        return box[0] <= left + margin or box[2] >= right - margin
+
+    def ratio(box) -> float:
+        return (box[2] - box[0]) / max(box[3] - box[1], 1e-9)
+
+    ratios: dict[str, list[float]] = {}
+    for _, _, dets in frames:
+        for d in dets:
+            if d.confidence != INTERPOLATED and not cut(d.box):
+                ratios.setdefault(d.category, []).append(ratio(d.box))
+    usual = {kind: float(np.median(r)) for kind, r in ratios.items()}
+
+    def mostly_out(d: Detection) -> bool:
+        return d.category in usual and cut(d.box) and ratio(d.box) < min_visible * usual[d.category]
+
+    return [(i, t, [d for d in dets if not mostly_out(d)]) for i, t, dets in frames]
