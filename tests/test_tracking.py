@@ -268,13 +268,17 @@ def test_someone_mostly_out_of_the_picture_is_not_counted(tud):
 
 def test_a_box_is_cut_off_by_the_picture_not_by_the_frame():
     walker = [(k, Detection(1, "person", (200 + 20 * k, 100, 250 + 20 * k, 220), 0.9)) for k in range(10)]
-    # The same shape of box at the edge of a pillarboxed picture (160..480) and mid-picture.
-    sliver = [(k, Detection(2, "person", (160, 100, 175, 220), 0.8)) for k in range(3)]
+    # Someone stepping in at the left edge of a pillarboxed picture (160..480): two slivers,
+    # then in full view; a thin box of the same shape mid-picture; someone seen only as a sliver.
+    entering = [(k, Detection(2, "person", (160, 100, 175 if k < 2 else 210, 220), 0.8)) for k in range(5)]
     middle = [(k, Detection(3, "person", (300, 260, 315, 380), 0.8)) for k in range(3)]
-    frames = _frames(walker, sliver, middle, n=10)
+    passing = [(k, Detection(4, "person", (465, 100, 480, 220), 0.8)) for k in range(6, 9)]
+    frames = _frames(walker, entering, middle, passing, n=10)
     trimmed = drop_cut_off(frames, (160.0, 480.0))
-    ids = {d.track_id for _, _, dets in trimmed for d in dets}
-    assert ids == {1, 3}  # the walker (0.42 wide for its height) and the thin box mid-picture
+    seen = {(k, d.track_id) for k, _, dets in trimmed for d in dets}
+    assert (0, 2) not in seen and (1, 2) not in seen and (2, 2) in seen
+    assert {(k, 3) for k in range(3)} <= seen and {(k, 4) for k in range(6, 9)} <= seen
+    assert len(seen) == sum(len(dets) for _, _, dets in frames) - 2
     assert drop_cut_off(frames, (0.0, 640.0)) == frames  # no edge there
 
 
