@@ -165,3 +165,21 @@ def test_a_still_part_of_the_view_is_still_picture():
     from tests.conftest import clip
 
     assert _span(clip("autoeditor_example_speech.mp4")) == (0.0, 1280.0)
+
+
+def test_still_sides_with_texture_are_picture_and_flat_bars_are_not():
+    from backend.ingest.picture import PictureSpan
+
+    rng = np.random.default_rng(0)
+    texture = rng.integers(0, 255, (480, 640, 3), dtype=np.uint8)  # a still, detailed scene
+
+    def span(sides: np.ndarray) -> tuple[float, float]:
+        picture = PictureSpan()
+        for _ in range(8):  # something moves in the middle only, between x = 160 and 480
+            frame = sides.copy()
+            frame[:, 160:480] = rng.integers(0, 255, (480, 320, 3), dtype=np.uint8)
+            picture.add(frame)
+        return picture.span()
+
+    assert span(np.zeros((480, 640, 3), dtype=np.uint8)) == (160.0, 480.0)  # black bars
+    assert span(texture) == (0.0, 640.0)  # a fixed camera whose sides never change

@@ -77,12 +77,13 @@ def test_bench_tracking_on_both_tud_sequences():
     runs = {r["sequence"]: r for r in json.loads(done.stdout)["runs"]}
 
     # Measured with the defaults (YOLO11n-pose at 640, OC-SORT, gaps inside the picture up to
-    # 2.5 s filled where the boxes keep their size), the same on the ONNX and torch runtimes:
-    # Campus MAE 0.33, 15 of 15 frames within +-1, 6 at once for 6, 9 tracks for 8; Stadtmitte
-    # MAE 0.44, 94 % within +-1, IDF1 0.85, 9 tracks for 10. When #14 was filed (ByteTrack, no
-    # filling): Campus MAE 0.73, every frame within +-1, 6 at once; Stadtmitte MAE 1.36, 53 %.
+    # 2.5 s filled where the boxes keep their size, slivers at the picture's edge left out, ONNX
+    # Runtime): Campus MAE 0.07, 15 of 15 frames within +-1, 6 at
+    # once for 6, 9 tracks for 8; Stadtmitte MAE 0.33, 97 % within +-1, 8 at once for 8, 11
+    # tracks for 10. Before slivers were left out: Campus 0.40, Stadtmitte 0.50, 9 at once.
+    # When #14 was filed (ByteTrack, no filling): Campus MAE 0.73, Stadtmitte MAE 1.36, 53 %.
     campus = runs["TUD-Campus"]
-    assert campus["count_mae"] <= 0.5 and campus["within_one"] >= 0.9
+    assert campus["count_mae"] <= 0.3 and campus["within_one"] >= 0.9
     # +-1, as for the same figure in test_ingest.py: the most at once is one frame's count,
     # which one borderline box (a detector score rounded differently on another CPU) changes.
     assert abs(campus["max_at_once"] - campus["true_max_at_once"]) <= 1
@@ -90,4 +91,4 @@ def test_bench_tracking_on_both_tud_sequences():
 
     crowd = runs["TUD-Stadtmitte"]
     assert crowd["idf1"] >= 0.75 and 0.8 <= crowd["tracks_per_identity"] <= 1.3
-    assert crowd["count_mae"] <= 0.6 and crowd["within_one"] >= 0.85
+    assert crowd["count_mae"] <= 0.45 and crowd["within_one"] >= 0.9
