@@ -20,7 +20,8 @@ raw ids missing from the dict were dropped.
 `relabel` applies that mapping to the per-frame detections. `fill_gaps` then puts a tracked
 object back into the sampled frames where it was briefly hidden (someone walking behind another
 person): the detector sees no box there, but the object was in view, and "how many are in view
-at T" should count it.
+at T" should count it. Last, `drop_cut_off` removes the slivers of objects stepping in or out at
+the picture's edge, who are not in view yet or any more.
 """
 
 from __future__ import annotations
