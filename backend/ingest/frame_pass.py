@@ -104,8 +104,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
         evidence.frames.append((index, t, detections))
         mark = time.perf_counter()
         analyser.add(index, t, frame)
-        picture.add(frame)
         evidence.seconds["scenes"] += time.perf_counter() - mark
+        picture.add(frame)
         for d in detections:
             evidence.colours[d.track_id].append(_colours(frame, d))
 

@@ -51,13 +51,14 @@ class PictureSpan:
             return whole
         first, last = int(live[0]), int(live[-1]) + 1
         scale = self._width / _COLUMNS
-        left, right = first * scale, last * scale
-        if abs(left - (self._width - right)) > _CENTRED * self._width:
+        if abs(first - (_COLUMNS - last)) * scale > _CENTRED * self._width:
             return whole
         bars = [self._last[:, :first], self._last[:, last:]]
         if not all(bar.shape[1] and _steps(bar) <= _FLAT for bar in bars):
             return whole
-        return float(left), float(right)
+        # A picture's edge inside a column makes that column live: its inner side is the edge
+        # to within a column, where the outer side would leave a sliver there uncut.
+        return float((first + 1) * scale), float((last - 1) * scale)
 
 
 def _steps(grey: np.ndarray) -> float:

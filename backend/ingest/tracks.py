@@ -279,7 +279,6 @@ def count_summary(frames: list[Frame]) -> dict[str, int]:
             "distinct": len(ids)}
 
 
-
 MIN_VISIBLE = 0.6  # of a kind's usual width: a box cut by the picture's edge narrower than this
 
 
