@@ -55,7 +55,7 @@ def _listed(value) -> str:
     """A model's name, or a list of what it reports, shortened past a handful (80 kinds)."""
     if not isinstance(value, list):
         return str(value)
-    return ", ".join(value) if len(value) <= 6 else f"{len(value)} kinds"
+    return ", ".join(map(str, value)) if len(value) <= 6 else f"{len(value)} kinds"
 
 
 def summary(entry: VideoEntry) -> dict:
