@@ -59,7 +59,8 @@ _NON_NEGATIVE = {"MEMORYREEL_FILL_GAP_SECONDS", "MEMORYREEL_MIN_TRACK_SECONDS",
 # table schema and examples, about 4,000 characters) with its reply needs about 2,000; more
 # threads than any CPU has is a typo.
 _RANGES = {"MEMORYREEL_PORT": (1, 65535),
-           "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
+           "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_DETECTOR_NMS_IOU": (0, 1),
+           "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
            "MEMORYREEL_OCR_CHANGE": (0, 255), "MEMORYREEL_CAPTION_CHANGE": (0, 255),
            "MEMORYREEL_N_SOLUTIONS": (MIN_SOLUTIONS, MAX_SOLUTIONS),
            "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024),
@@ -143,6 +144,10 @@ class Settings:
         "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
+    detector_nms_iou: float = _setting(
+        "MEMORYREEL_DETECTOR_NMS_IOU", 0.5, float,
+        "Overlap (IoU) above which the detector keeps only the surer of two boxes: lower merges "
+        "people walking close together, higher leaves two boxes on one person.")
     detector_runtime: DetectorRuntime = _setting(
         "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "

@@ -62,8 +62,8 @@ class ModelSet:
     @property
     def tracker(self) -> ObjectTracker:
         s = self.settings
-        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf, s.device,
-                        s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker,
+        return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf,
+                        s.detector_nms_iou, s.device, s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker,
                         s.ingest_threads or None)
 
     @property
@@ -116,10 +116,11 @@ class ModelSet:
 
 
 @lru_cache(maxsize=2)
-def _tracker(weights: str, imgsz: int, conf: float, device: str, runtime: str, cache_dir: str,
-             read_pose: bool, association: str, threads: int | None) -> ObjectTracker:
+def _tracker(weights: str, imgsz: int, conf: float, iou: float, device: str, runtime: str,
+             cache_dir: str, read_pose: bool, association: str,
+             threads: int | None) -> ObjectTracker:
     from models.tracker import Tracker
-    return Tracker(weights=weights, imgsz=imgsz, conf=conf, device=device, runtime=runtime,
+    return Tracker(weights=weights, imgsz=imgsz, conf=conf, iou=iou, device=device, runtime=runtime,
                    cache_dir=cache_dir, read_pose=read_pose, association=association,
                    threads=threads)
 

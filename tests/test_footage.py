@@ -102,12 +102,14 @@ def test_people_a_third_of_their_size_are_still_counted(campus, tmp_path, librar
     from backend import bench
 
     # TUD-Campus at 0.35x: people 40-100 px tall in a 640 x 480 frame. The detector's input is
-    # sized for them; at the base size of 640 it misses more than two people per frame.
+    # sized for them; at the base size of 640 it misses more than two people per frame. At the
+    # larger input one person may get two boxes: with the NMS overlap at 0.6 both stayed, and
+    # the tracks built on them miscounted 7 of 15 frames (MAE 0.47; 0.5 gives 3 and 0.20).
     small = footage.variant_of(campus, footage.BY_NAME["0.35x"], tmp_path)
     runs = bench.tracking_bench([small], [{}, {"MEMORYREEL_DETECTOR_MAX_IMGSZ": "640"}],
                                 library_settings)["runs"]
     sized, fixed = runs
-    assert sized["count_mae"] <= 0.8 and sized["within_one"] >= 0.85, sized
+    assert sized["count_mae"] <= 0.35 and sized["within_one"] >= 0.85, sized
     assert fixed["count_mae"] > 2 * sized["count_mae"], fixed
 
 

@@ -181,7 +181,8 @@ def _tracker(runtime: str, cache_dir: Path):
 
     settings = load()
     return Tracker(weights=settings.detector_weights, imgsz=settings.detector_imgsz,
-                   conf=settings.detector_conf, device=settings.device, runtime=runtime,
+                   conf=settings.detector_conf, iou=settings.detector_nms_iou,
+                   device=settings.device, runtime=runtime,
                    cache_dir=cache_dir)
 
 
