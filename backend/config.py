@@ -146,8 +146,8 @@ class Settings:
                                     "Lowest detection confidence passed to the tracker.")
     detector_nms_iou: float = _setting(
         "MEMORYREEL_DETECTOR_NMS_IOU", 0.5, float,
-        "Overlap (IoU) above which the detector keeps only the surer of two boxes: lower merges "
-        "people walking close together, higher leaves two boxes on one person.")
+        "Overlap (IoU) above which the detector keeps only the surer of two boxes: lower drops "
+        "people half hidden behind another, higher leaves two boxes on one person.")
     detector_runtime: DetectorRuntime = _setting(
         "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "

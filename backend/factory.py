@@ -63,8 +63,8 @@ class ModelSet:
     def tracker(self) -> ObjectTracker:
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf,
-                        s.detector_nms_iou, s.device, s.detector_runtime, str(s.cache_dir), s.pose_enabled, s.tracker,
-                        s.ingest_threads or None)
+                        s.detector_nms_iou, s.device, s.detector_runtime, str(s.cache_dir),
+                        s.pose_enabled, s.tracker, s.ingest_threads or None)
 
     @property
     def objects(self) -> KindsTracker:

@@ -229,11 +229,13 @@ def fill_gaps(frames: list[Frame], max_gap_s: float = 1.5,
     """Frames with each object's box interpolated into the sampled frames of its gaps of at most
     `max_gap_s` (between two sightings of the same final id), confidence INTERPOLATED.
 
-    With the frame `size` (width, height), a gap that starts or ends at the picture's edge is left
-    empty: the object may have stepped out of view, where nothing hid it. A gap whose two boxes
-    differ in height by more than `max_size_ratio` is left empty too: the tracker re-found
-    someone else under the lost id (in a crowd, often a person who walked the other way), and
-    the boxes in between would be a person nobody saw.
+    With the frame `size` (width, height), a gap that starts or ends at the frame's edge is left
+    empty: the object may have stepped out of view, where nothing hid it. (The edges of the
+    picture inside still bars, as `drop_cut_off` uses, left hidden people at a pillarboxed
+    picture's edge unfilled: 56 people miscounted on the footage variants' tuning half became
+    69.) A gap whose two boxes differ in height by more than `max_size_ratio` is left empty too:
+    the tracker re-found someone else under the lost id (in a crowd, often a person who walked
+    the other way), and the boxes in between would be a person nobody saw.
     No overlap test: a hidden person's box lies largely on the one hiding it (leaving out filled
     boxes that overlap a seen one by IoU > 0.5 lost most of the gain on TUD-Stadtmitte)."""
     ordered = sorted(frames, key=lambda f: f[1])
