@@ -147,7 +147,7 @@ class Settings:
     detector_nms_iou: float = _setting(
         "MEMORYREEL_DETECTOR_NMS_IOU", 0.5, float,
         "Overlap (IoU) above which the detector keeps only the surer of two boxes: lower drops "
-        "people half hidden behind another, higher leaves two boxes on one person.")
+        "people half hidden behind another, higher leaves two boxes on the same walker.")
     detector_runtime: DetectorRuntime = _setting(
         "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "

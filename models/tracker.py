@@ -44,7 +44,7 @@ ASSOCIATIONS = {"ocsort": Path(__file__).with_name("ocsort_memoryreel.yaml"),
 _ASSOCIATION_NAMES = {"ocsort": "OC-SORT", "bytetrack": "ByteTrack"}
 # NMS IoU (MEMORYREEL_DETECTOR_NMS_IOU): ultralytics' 0.7 leaves duplicate boxes on people in a
 # tight group (TUD-Campus first frame: 9 boxes for 6 people). At the larger input a video of small
-# people gets, 0.6 still left two boxes on one person; 0.5 removes them, and 0.4 also removes
+# people gets, 0.6 still left two boxes on the same walker; 0.5 removes them, and 0.4 also removes
 # the box of a person half hidden behind another (the footage variants' tuning half, README).
 NMS_IOU = 0.5
 
