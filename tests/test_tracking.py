@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from backend.config import load as load_settings
-from backend.ingest.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary, drop_cut_off, fill_gaps,
-                            relabel)
+from backend.ingest.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary,
+                                   drop_cut_off, fill_gaps, relabel)
 from models.types import Detection
 
 REPO = Path(__file__).resolve().parents[1]

@@ -78,9 +78,8 @@ def test_bench_tracking_on_both_tud_sequences():
 
     # Measured with the defaults (YOLO11n-pose at 640, OC-SORT, gaps inside the picture up to
     # 2.5 s filled where the boxes keep their size, slivers at the picture's edge left out, ONNX
-    # Runtime): Campus MAE 0.07, 15 of 15 frames within +-1, 6 at
-    # once for 6, 9 tracks for 8; Stadtmitte MAE 0.33, 97 % within +-1, 8 at once for 8, 11
-    # tracks for 10. Before slivers were left out: Campus 0.40, Stadtmitte 0.50, 9 at once.
+    # Runtime): Campus MAE 0.07, 15 of 15 frames within +-1, 6 at once for 6, 9 tracks for 8;
+    # Stadtmitte MAE 0.33, 97 % within +-1, 8 at once for 8, 11 tracks for 10. Before slivers were left out: Campus 0.40, Stadtmitte 0.50, 9 at once.
     # When #14 was filed (ByteTrack, no filling): Campus MAE 0.73, Stadtmitte MAE 1.36, 53 %.
     campus = runs["TUD-Campus"]
     assert campus["count_mae"] <= 0.3 and campus["within_one"] >= 0.9
