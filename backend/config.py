@@ -167,7 +167,8 @@ class Settings:
         "An object unseen for at most this long between two sightings inside the picture "
         "(hidden behind another) is counted in view in between, its box interpolated "
         "(confidence 0), unless its box changed height by more than 1.5x (someone else got "
-        "the id); 0 turns it off.")
+        "the id) or the id was found in under 0.4 of the sampled frames it spans (revived on "
+        "passers-by); 0 turns it off.")
 
     # --- speech, OCR, captions, embeddings ---
     asr_model: str = _setting(

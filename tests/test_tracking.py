@@ -11,7 +11,7 @@ import pytest
 
 from backend.config import load as load_settings
 from backend.ingest.tracks import (INTERPOLATED, ExitSplitter, clean_tracks, count_summary,
-                                   drop_cut_off, fill_gaps, relabel)
+                                   drop_cut_off, drop_doubles, fill_gaps, relabel)
 from models.types import Detection
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,6 +102,40 @@ def test_a_gap_is_not_filled_with_someone_else():
     same = [(k, det) for k, det in _walk(2, 0, 15, x0=400) if not 5 <= k < 10]
     filled = {k: dets for k, _, dets in fill_gaps(_frames(near + far, same), 2.5, size=(640, 480))}
     assert [d.track_id for k in range(5, 10) for d in filled[k]] == [2] * 5
+
+
+def _passers_by_under_one_id():
+    """Id 1 found at samples 0, 5 and 12 near x = 300, each time on someone walking past there
+    (the association revived a lost id on whoever came by); person 2 walks past at 5, person 3
+    at 12, their own ids held throughout."""
+    ghost = [(k, Detection(1, "person", (300.0 + k, 100.0, 350.0 + k, 220.0), 0.8))
+             for k in (0, 5, 12)]
+    two = [(k, det) for k, det in _walk(2, 2, 8, x0=270) if k != 5]
+    three = _walk(3, 9, 15, x0=270)
+    return _frames(ghost, two, three, n=15)
+
+
+def test_an_id_revived_on_passers_by_is_not_filled_in():
+    at = {k: dets for k, _, dets in fill_gaps(_passers_by_under_one_id(), 2.5, size=(640, 480))}
+    # Seen in 3 of the 13 samples it spans: nobody was hidden at x = 300 for 2 s.
+    assert not [d for k in range(15) for d in at[k] if d.track_id == 1 and d.confidence == INTERPOLATED]
+    # Person 2, missed once while held, is still filled in.
+    assert [d.track_id for d in at[5] if d.confidence == INTERPOLATED] == [2]
+    # A parked car the detector finds as rarely is still there in between: only people's ids
+    # are revived on passers-by that way, as measured.
+    parked = [(k, Detection(4, "car", (300.0, 300.0, 420.0, 380.0), 0.8)) for k in (0, 5, 12)]
+    at_car = {k: dets for k, _, dets in fill_gaps(_frames(parked, n=15), 2.5, size=(640, 480))}
+    assert all(at_car[k] for k in range(13))
+
+
+def test_a_revived_id_on_someone_already_counted_is_dropped():
+    at = {k: dets for k, _, dets in
+          drop_doubles(fill_gaps(_passers_by_under_one_id(), 2.5, size=(640, 480)))}
+    # At 5 and 12 its box lies on person 2 (filled in) and person 3 (seen): one person each.
+    assert sorted(d.track_id for d in at[5]) == [2]
+    assert sorted(d.track_id for d in at[12]) == [3]
+    # At 0 nobody else is there: that box is the only sighting of whoever passed, and stays.
+    assert [d.track_id for d in at[0]] == [1]
 
 
 def test_edge_track_kept_and_renumbered_by_first_appearance():

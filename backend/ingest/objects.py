@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 
 from backend import kinds
-from backend.ingest.tracks import Frame
+from backend.ingest.tracks import Frame, iou
 from models.objects import settle_kinds
 from models.types import Detection
 
@@ -70,12 +70,3 @@ def name_moving(frames: list[Frame]) -> list[Frame]:
     return [(index, t, [replace(d, category=named[d.track_id]) if d.track_id in named else d
                         for d in ds if (index, d.track_id) not in dropped])
             for index, t, ds in frames]
-
-
-def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)

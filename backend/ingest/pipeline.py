@@ -27,7 +27,7 @@ from backend.factory import ModelSet, llm_for
 from backend import episodic
 from backend.ingest import decode, frame_pass, objects, preview, scenes, tables
 from backend.ingest.frame_pass import FrameEvidence, Progress
-from backend.ingest.tracks import clean_tracks, drop_cut_off, fill_gaps, relabel
+from backend.ingest.tracks import clean_tracks, drop_cut_off, drop_doubles, fill_gaps, relabel
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
 from backend.graph import build as graph_build
 from backend.graph import triples as graph_triples
@@ -133,7 +133,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                                        settings.min_track_seconds, size=(meta.width, meta.height))
                 frames = fill_gaps(relabel(raw, mapping), settings.fill_gap_seconds,
                                    (meta.width, meta.height))
-                frames = drop_cut_off(frames, evidence.picture)
+                frames = drop_cut_off(drop_doubles(frames), evidence.picture)
                 colours = tables.merge_colours(evidence.colours, mapping)
             with stage("scenes"):
                 shots, segment_scenes = _scenes(evidence, meta, settings, progress)
