@@ -233,7 +233,8 @@ INTERPOLATED = 0.0  # the confidence of a box filled in by `fill_gaps`, never a 
 # people miscounted went from 56 to 65.
 MIN_HELD_SHARE = 0.4
 # A rarely held id's box lying on another object's box this much (IoU) is that object seen
-# twice; the detector's own NMS merges boxes overlapping this much (`MEMORYREEL_DETECTOR_NMS_IOU`).
+# twice: the detector's NMS merges boxes overlapping this much by default
+# (`MEMORYREEL_DETECTOR_NMS_IOU`); a fixed bar, since a user's NMS choice is about the detector.
 DOUBLE_IOU = 0.5
 
 
