@@ -105,13 +105,16 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
-    if config.grounded and settings.answer_checks and \
-            (route := routing.route(standalone, tables.duration)) is not None and \
+    if config.grounded and settings.answer_checks and not options and \
+            (told := routing.digest_step(standalone, tables)) is not None:
+        given = told  # an open question: the evidence written down by code, told once
+    elif config.grounded and settings.answer_checks and \
+            (route := routing.route(standalone, tables.duration, options)) is not None and \
             (given is None or _operation(given) != route[0]):
         # The question's own words outrank a similar question's memory: a count replayed for
         # "how many seconds in does the last person arrive" was answered with a time. A replay
         # of the routed operation stands, and its query is not run twice.
-        given = routing.first_step(standalone, tables) or given
+        given = routing.first_step(standalone, tables, options) or given
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,
                                            graph=graph_tool.memories), GraphTool()]
     if document:

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from models.coco import CLASSES as COCO
 
-# Animals and vehicles people ask about that no COCO class covers.
+# Animals, vehicles and appliances people ask about that no COCO class covers.
 BEYOND_COCO = ("squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish", "chicken",
                "goat", "pig", "monkey", "lion", "tiger", "tram", "tractor", "scooter",
-               "helicopter")
+               "helicopter", "dishwasher", "washing machine", "kettle")
 # Words for what a COCO detector reports as one kind or another: a van is a car to it on one
 # frame and a truck on the next.
 EITHER = {"van": ("car", "truck")}
@@ -28,14 +28,17 @@ GROUPS = {
     "animal": ("bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra",
                "giraffe", "squirrel", "duck", "goose", "pigeon", "rabbit", "deer", "fox", "fish",
                "chicken", "goat", "pig", "monkey", "lion", "tiger"),
+    "appliance": ("refrigerator", "oven", "microwave", "toaster", "sink", "dishwasher",
+                  "washing machine", "kettle"),
 }
 GROUP_WORDS = {"vehicle": "vehicle", "vehicles": "vehicle", "animal": "animal",
-               "animals": "animal", "pet": "animal", "pets": "animal"}
+               "animals": "animal", "pet": "animal", "pets": "animal", "appliance": "appliance",
+               "appliances": "appliance"}
 
 # Other words for a kind (their plurals follow by rule).
 SYNONYMS = {
     "person": ("people", "man", "men", "woman", "women", "child", "children", "kid", "boy",
-               "girl", "pedestrian", "human", "walker", "runner", "player", "worker", "cyclist"),
+               "girl", "pedestrian", "human", "walker", "runner", "player", "worker"),
     "bicycle": ("bike",), "motorcycle": ("motorbike",), "airplane": ("aeroplane", "plane", "jet"),
     "car": ("taxi", "automobile"), "truck": ("lorry",),
     "boat": ("sailboat", "yacht", "canoe", "kayak", "ship", "ferry"),
@@ -43,8 +46,14 @@ SYNONYMS = {
     "handbag": ("purse",), "sports ball": ("ball", "football", "soccer ball", "basketball"),
     "couch": ("sofa",), "potted plant": ("houseplant",), "dining table": ("table",),
     "tv": ("television", "monitor"), "cell phone": ("phone", "smartphone", "mobile phone"),
-    "refrigerator": ("fridge",), "hair drier": ("hair dryer",), "donut": ("doughnut",),
+    "refrigerator": ("fridge", "freezer"), "oven": ("cooker", "stove"),
+    "washing machine": ("washer",), "hair drier": ("hair dryer",), "donut": ("doughnut",),
 }
+# Words for a person with the thing they ride or use: a cyclist is a person and a bicycle.
+WITH_PERSON = {"cyclist": "bicycle", "bicyclist": "bicycle", "biker": "bicycle",
+               "motorcyclist": "motorcycle", "horse rider": "horse", "horseman": "horse",
+               "jockey": "horse", "skateboarder": "skateboard", "skier": "skis",
+               "surfer": "surfboard", "snowboarder": "snowboard"}
 # Kinds that move by themselves: a moving object tracked by background subtraction may be one.
 MOVING = frozenset({"person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck",
                     "boat", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear",
@@ -69,6 +78,9 @@ def plural(word: str) -> str:
     return f"{head} {last}".strip()
 
 
+_WITH_PERSON_PLURAL = {plural(w): k for w, k in WITH_PERSON.items()}
+
+
 @lru_cache(maxsize=1)
 def words() -> dict[str, str]:
     """Every word or phrase that names a kind -> the kind."""
@@ -76,6 +88,8 @@ def words() -> dict[str, str]:
     for kind in (*COCO, *BEYOND_COCO, *EITHER):
         for word in (kind, *SYNONYMS.get(kind, ())):
             named[word] = named[plural(word)] = kind
+    for word in WITH_PERSON:
+        named[word] = named[plural(word)] = "person"
     return named
 
 
@@ -97,5 +111,7 @@ def named(text: str) -> list[str]:
         at = lowered.find(f" {word} ")
         if at >= 0:
             found.append((at, words()[word]))
+            if (ridden := WITH_PERSON.get(word) or _WITH_PERSON_PLURAL.get(word)):
+                found.append((at + 0.5, ridden))
             lowered = lowered.replace(f" {word} ", " " + "_" * len(word) + " ")
     return list(dict.fromkeys(kind for _, kind in sorted(found)))

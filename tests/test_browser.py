@@ -199,3 +199,19 @@ def test_a_question_across_the_library_picks_the_video_it_names(page: Page, sett
         " return v && v.currentTime >= t - 0.1 && v.currentTime <= t + 1.5; }",
         arg=target, timeout=30_000)
     expect(chips.first).to_be_visible()  # the chat across the library goes on
+
+
+def test_an_open_question_is_told_from_the_digest_never_echoed(page: Page):
+    """The highway clip, selected by the chip above: an open question is answered from the
+    digest code writes of its tables (one LLM call at most), never with the question itself."""
+    page.locator("#chat-scope").get_by_label("This video").check()
+    page.locator("#options textarea").fill("")
+    before = page.locator("#chat").get_by_text(re.compile(r"LLM calls")).count()
+    question = "what happens in this video?"
+    page.locator("#question textarea").fill(question)
+    page.locator("#ask").click()
+    expect(page.locator("#chat").get_by_text(re.compile(r"LLM calls")).nth(before)) \
+        .to_be_visible(timeout=ANSWER_MS)
+    text = page.locator("#chat .message.bot, #chat [data-testid='bot']").last.inner_text()
+    assert question not in text.lower() and "car" in text.lower(), text
+    assert re.search(r"\b[01] LLM calls?\b", text), text

@@ -488,10 +488,13 @@ def test_evaluates_two_dev_questions_with_the_embedded_model(tmp_path, monkeypat
             assert r["learn_verdict"] == "skipped"
         assert r["correct"] == (r["predicted"] == r["truth"])
         assert r["tree_size"] >= 2
-    # The count in the first frame is routed to code by its words; the direction is planned by
-    # the model.
+    # Both are routed to code by their words (the count in the first frame, the walking
+    # direction); each record keeps the path its answer took, and a miss its failure class.
     direction = next(r for r in records if "which way" in r["question"])
-    assert direction["llm_calls"] >= 2 and direction["prompt_tokens"] > 0
+    assert direction["path"][0]["operation"] == "movement" and direction["path"][0]["value"]
+    for r in records:
+        assert (r["failure"] is None) == r["correct"], r
+        assert r["correct"] or r["failure"] in ("perception", "reading", "routing", "budget")
     assert summary["groups"][-1]["correct"] == sum(r["correct"] for r in records)
     assert summary["unanswered"] == sum(not r["answered"] for r in records)
     assert summary["run"]["model"].startswith("Qwen2.5-Coder-0.5B")

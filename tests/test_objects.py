@@ -9,7 +9,6 @@ import shutil
 import pytest
 
 from backend.agent import routing
-from backend.agent.options import option_for_kinds
 from backend.agent.queries import TypedQuery, run
 from backend.agent.video_tables import VideoTables, parse_target
 from backend.ingest import decode, objects
@@ -147,14 +146,6 @@ def test_words_become_the_detectors_kinds():
     assert parse_target("sailboats").category == "boat"
     assert parse_target("ferries").category == "boat"
     assert parse_target("tractors").category == "tractor"  # no COCO kind: stays itself, unseen
-
-
-def test_an_option_naming_only_kinds_seen_is_picked_by_code():
-    options = ["a boat", "a train", "cars", "an airplane"]
-    assert option_for_kinds("car, bus", options) == 2
-    assert option_for_kinds("car, bus", ["cars", "buses", "boats"]) is None  # two fit
-    assert option_for_kinds("3", options) is None
-    assert option_for_kinds("car", ["cars", "on the left"]) is None  # not every option a kind
 
 
 # --- questions about kinds on the real clips -----------------------------------------------------

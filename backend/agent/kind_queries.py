@@ -4,8 +4,8 @@
 It reads the instances table, whose categories are the person detector's and the COCO object
 detector's (`backend/ingest/objects.py`), and says how many of each kind were tracked; moving
 things no detector could name are counted apart, as things of no known kind. The value lists the
-kinds seen, most tracked first, so that an option naming exactly the kinds seen is picked by code
-(`options.option_for_kinds`).
+kinds seen, most tracked first, and `typed` holds them with their counts, so that code scores
+each option against them (`option_match`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
     known = [c for c in tables.categories if c != MOVING]
     text += f" The detectors can name {len(known)} kinds; anything else cannot be seen."
     return Result(text, value=", ".join(r["category"] for r in wanted), sql=sql, rows=rows,
-                  support="computed" if wanted and not unnamed else "read")
+                  support="computed" if wanted and not unnamed else "read",
+                  typed={"kinds": {r["category"]: r["n"] for r in wanted}, "group": group,
+                         "unnamed": unnamed})
 
 
 # An object whose centre lies inside a person's box on at least this share of the frames it is
@@ -67,10 +69,14 @@ def held(tables: VideoTables, target: Target, span: Span | None, words: str) -> 
     if not rows:
         return Result(f"No object of a kind the detectors name was seen with a person{where} "
                       f"(inside a person's box most of the time it was seen).", value="",
-                      sql=sql, rows=rows, support="read")
+                      sql=sql, rows=rows, support="read", typed=_held_kinds([]))
     seen = ", ".join(plural(r["n"], r["category"]) for r in rows)
     ids = [int(i) for r in rows for i in str(r["ids"]).split(",")]
     return Result(f"Seen with people{where} (inside a person's box most of the time: held, "
                   f"carried, worn or sat on): {seen}.",
                   value=", ".join(r["category"] for r in rows), sql=sql, rows=rows,
-                  instance_ids=ids)
+                  instance_ids=ids, typed=_held_kinds(rows))
+
+
+def _held_kinds(rows: list[dict]) -> dict:
+    return {"kinds": {r["category"]: r["n"] for r in rows}, "group": None, "unnamed": 0}

@@ -99,12 +99,16 @@ class LibraryTool:
     k: int = 3
 
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
-        asked = kind_question(tool_input)
+        # "Somebody talking" asks for speech, not for people: no kind question then.
+        medium = _presence_asked(tool_input)
+        asked = kind_question(tool_input) if medium is None else None
         if asked is not None:
             found, unsure = self.by_kind(asked)
             return _observed_kinds(asked, found, unsure, len(self.videos))
         if found := self.by_words(tool_input, ctx):
-            return _observed_words(found, len(self.videos))
+            return _observed_words(found, len(self.videos))  # "which video mentions X"
+        if medium is not None:
+            return _observed_presence(medium, self.by_presence(medium), len(self.videos))
         found = self.by_search(tool_input, ctx)
         if not found:
             return Observation(text="(no video's graph or memory matches)", ok=False)
@@ -128,6 +132,22 @@ class LibraryTool:
                 found.append(Found(video.video_id, video.name, list(result.times or []), result.text,
                                    float(result.value)))
         return found, unsure
+
+    def by_presence(self, medium: str) -> list[Found]:
+        """Videos with speech ('speech') or on-screen text ('screen_text'), most first: seconds
+        of speech, or reads of text."""
+        sql = _PRESENCE_SQL[medium]
+        found = []
+        for video in self.videos:
+            tables = video_tables.VideoTables(video.db_path, self.sql_timeout_s, self.sql_max_rows)
+            if (tables.no_speech() if medium == "speech" else tables.no_ocr()):
+                continue
+            row = tables.rows(sql)[0]
+            if (row["amount"] or 0) >= _PRESENT[medium]:
+                found.append(Found(video.video_id, video.name, [row["t"]],
+                                   f"{row['amount']:.0f} {_UNITS[medium]}: {row['sample'] or ''}"[:160],
+                                   float(row["amount"])))
+        return sorted(found, key=lambda f: -f.score)
 
     def by_words(self, text: str, ctx: ToolContext) -> list[Found]:
         """Videos that say or show a word the question names (a topic of their speech, a line
@@ -187,6 +207,38 @@ def _observed_kinds(asked: KindQuestion, found: list[Found], unsure: list[Found]
                      + "; ".join(f"{f.name} (video {f.video_id})" for f in unsure) + ".")
     return Observation(text="\n".join(lines), value=value, support="computed",
                        rows=[_row(f) for f in found],
+                       times=[t for f in found for t in f.times[:1]])
+
+
+# "In which video is somebody talking" asks for speech, "which clip shows a sign" for text on
+# screen, not for people or signs as kinds: the routing words of one video's questions, unless
+# the question quotes what is said or shown (then the graph's word nodes answer it).
+_PRESENCE_SQL = {
+    "speech": "SELECT SUM(t_end - t_start) AS amount, MIN(t_start) AS t, "
+              "(SELECT text FROM speech ORDER BY t_end - t_start DESC LIMIT 1) AS sample FROM speech",
+    "screen_text": "SELECT COUNT(*) AS amount, MIN(t) AS t, "
+                   "(SELECT text FROM ocr GROUP BY text ORDER BY COUNT(*) DESC LIMIT 1) AS sample "
+                   "FROM ocr"}
+# Below these a transcript or a reading is more likely noise (Whisper's "Thank you." on wind).
+_PRESENT = {"speech": 3.0, "screen_text": 2}
+_UNITS = {"speech": "s of speech", "screen_text": "reads of on-screen text"}
+
+
+def _presence_asked(question: str) -> str | None:
+    chosen = routing.route(question)
+    if chosen and chosen[0] in _PRESENCE_SQL and not routing.quoted_words(question):
+        return chosen[0]
+    return None
+
+
+def _observed_presence(medium: str, found: list[Found], videos: int) -> Observation:
+    what = "speech (somebody talking)" if medium == "speech" else "text on screen"
+    if found:
+        value = f"{len(found)} of {videos} videos have {what}, most first: {_names(found)}"
+    else:
+        value = f"None of the {videos} videos has {what}"
+    return Observation(text="\n".join([value + ".", *(f.line() for f in found)]), value=value,
+                       support="computed", rows=[_row(f) for f in found],
                        times=[t for f in found for t in f.times[:1]])
 
 

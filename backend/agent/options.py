@@ -1,13 +1,13 @@
 """Which option an answer or a computed value names: by its number, letter or text; by the
-same words (number words are numbers); by the kinds seen; by the nearest number in the same
-unit; and the options as the planner's answer grammar spells them.
+same words (number words are numbers); by the nearest number in the same unit; and the options
+as the planner's answer grammar spells them. Options against kinds, colours and words seen:
+`option_match`.
 """
 
 from __future__ import annotations
 
 import re
 
-from backend import kinds
 
 
 def choose_option(text: str, options: list[str]) -> int | None:
@@ -50,19 +50,6 @@ def option_for_value(value: str, options: list[str]) -> int | None:
     wanted = _normalised(value)
     matches = [i for i, o in enumerate(options) if _normalised(o) == wanted]
     return matches[0] if len(matches) == 1 else None
-
-
-def option_for_kinds(value: str, options: list[str]) -> int | None:
-    """The one option whose kinds were all seen, when the value lists the kinds a video shows
-    ('car, bus') and every option names kinds ('a boat', 'cars and buses'); else None."""
-    seen = {v.strip() for v in value.split(",")} if value else set()
-    if not seen or any(kinds.named(v) != [v] for v in seen):
-        return None
-    named = [kinds.named(o) for o in options]
-    if not all(named):
-        return None
-    fits = [i for i, n in enumerate(named) if set(n) <= seen]
-    return fits[0] if len(fits) == 1 else None
 
 
 def _number_and_unit(text: str) -> tuple[float, str] | None:

@@ -39,9 +39,10 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from backend.agent import meaning, precision, prompts
+from backend.agent import meaning, option_match, precision, prompts
+from backend.agent.digest import refused as digest_check
 from backend.agent.options import (choose_option, nearest_option, nearest_options,
-                                   option_for_kinds, option_for_value, option_labels)
+                                   option_for_value, option_labels)
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
@@ -50,6 +51,8 @@ from models.llm import LLMError, Usage
 log = logging.getLogger(__name__)
 
 ANSWER = "Answer"
+# The step that writes down a video's evidence for an open question (`digest`), told by the model.
+DIGEST = "Digest"
 
 
 @dataclass
@@ -93,6 +96,7 @@ class Node:
     value: str = ""            # a tool's computed value
     support: str = ""          # a tool's: computed, read, none, unobserved; an answer's basis
     query: dict = field(default_factory=dict)     # the typed query a tool ran, if one did
+    typed: dict = field(default_factory=dict)     # a tool's evidence as typed values
     replayed: EntryRef | None = None  # the memory entry this step was replayed from
 
     @property
@@ -187,7 +191,7 @@ class _Budget(Exception):
 # Supports after which another MCTS path cannot do better: the value is computed (whether an
 # option states it, code took the nearest option, or the model read an option from it), cannot
 # be observed at all, or only a stand-in for it was observed, which every path would read alike.
-_FINAL = ("computed", "nearest", "derived", "unobserved", "proxy")
+_FINAL = ("computed", "nearest", "derived", "unobserved", "proxy", "contradicted")
 _ONLY_ANSWER = ("unobserved", "proxy")
 
 
@@ -265,8 +269,10 @@ class Planner:
             backpropagate(q.nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
             q.leaves.append(leaf.id)
-            if self._settled(leaf):
-                break  # another path cannot do better than a computed value, or see the unseeable
+            if self._settled(leaf) or q.nodes[leaf.parent or 0].action == DIGEST:
+                # another path cannot do better than a computed value, see the unseeable, or
+                # tell a digest of the same tables better
+                break
         return self._result(q)
 
     def _settled(self, leaf: Node) -> bool:
@@ -311,11 +317,12 @@ class Planner:
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
-        if q.options and parent.support == "computed" and \
-                (i := option_for_kinds(parent.value, q.options)) is not None:
-            thought = (f"the kinds seen are {parent.value}; option {i}, '{q.options[i]}', is the "
-                       f"only one naming nothing else")
-            return self._add_answer(q, parent, thought, q.options[i], i, "computed")
+        if q.options and parent.support in ("computed", "read") and \
+                (decision := option_match.decide(parent.typed, q.options, q.text)) and \
+                decision.chosen is not None:
+            i = decision.chosen
+            return self._add_answer(q, parent, decision.explanation, q.options[i], i,
+                                    decision.basis)
         if q.options and parent.support == "computed" and \
                 (i := meaning.option_meaning(parent.value, q.options)) is not None:
             thought = (f"the computed value '{parent.value}' is option {i}, '{q.options[i]}': "
@@ -327,6 +334,8 @@ class Planner:
             thought = (f"the computed value '{parent.value}' is none of the options; the nearest "
                        f"is option {i}, '{q.options[i]}'")
             return self._add_answer(q, parent, thought, q.options[i], i, "nearest")
+        if not q.options and parent.action == DIGEST:
+            return self._tell(q, parent)
         if not q.options and parent.support == "computed" and parent.value and \
                 parent.action in self.config.answered_by:
             return self._add_answer(q, parent, f"{parent.action} computed the answer", parent.value,
@@ -336,6 +345,23 @@ class Planner:
                                     f"I cannot tell from this video's memory. {parent.observation}",
                                     None, "unobserved")
         return None
+
+    def _tell(self, q: _Question, parent: Node) -> Node:
+        """The digest in sentences, one LLM call; the digest itself where the model's account
+        repeats the question, says nothing the digest holds, or cannot be had."""
+        lines = parent.observation.splitlines()
+        why = "no LLM call or time left"
+        if not self._exhausted(q):
+            try:
+                told = self.ctx.complete(prompts.digest_messages(q.text, lines),
+                                         max_tokens=160).text.strip()
+                if (why := digest_check(told, q.text, lines)) is None:
+                    return self._add_answer(q, parent, "the digest, told in sentences", told,
+                                            None, "read")
+            except LLMError as e:
+                why = f"the LLM failed: {e}"
+        return self._add_answer(q, parent, f"the model's account was not used ({why}): the "
+                                "digest is the answer", parent.observation, None, "computed")
 
     def _add_given(self, q: _Question, parent: Node) -> Node:
         given, q.given = q.given, None
@@ -359,20 +385,16 @@ class Planner:
                     "observation": n.observation} for n in path]
         earlier = {(n.action, n.action_input.lower()) for n in path}
 
-        # A computed number halfway between two options: either is as near, and the model
-        # chooses between those two only (a small model otherwise "matched" a far option).
-        halfway = (nearest_options(parent.value, q.options)
-                   if self.config.grounded and q.options and parent.support == "computed" else [])
-        halfway = halfway if len(halfway) > 1 else None
+        halfway, narrowed, contradicted = self._narrowed(q, parent)
 
         def ask(avoid: list[str], exclude: str | tuple[str, ...] | None = None):
             if self._exhausted(q):
                 raise _Budget()
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 q.text, q.options, history, avoid, q.context)
-            if halfway:
+            if narrowed:
                 exclude = tuple(self.tools)
-            schema = self._step_schema(q.options, exclude, allowed=halfway)
+            schema = self._step_schema(q.options, exclude, allowed=narrowed)
             step = self.ctx.complete(messages, response_model=schema).parsed
             step = getattr(step, "root", step)
             step.action_input = step.action_input.strip()
@@ -383,7 +405,7 @@ class Planner:
         # its (flagged) best guess. So it does when one call is left: an answer beats none.
         last_call = self.config.max_llm_calls - self.ctx.usage.calls <= 1
         only_answer = self.config.grounded and q.options and (parent.support in _ONLY_ANSWER
-                                                             or last_call)
+                                                             or last_call or contradicted)
         try:
             step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:
@@ -412,10 +434,36 @@ class Planner:
             self._finish(q, node, path)
             if halfway and node.option in halfway:
                 node.support = "nearest"  # one of the nearest options, flagged like the one
+            elif narrowed and node.option in narrowed and node.support in ("computed", "read"):
+                node.support = "derived"  # the model's choice among what the evidence allows
+            elif contradicted:
+                node.support = "contradicted"  # typed evidence fits no option: a guess
         else:
             self._observe(node, self.tools[node.action].run(node.action_input, self.ctx))
         self.on_step(node)
         return node
+
+    def _narrowed(self, q: _Question, parent: Node) -> tuple[list[int] | None, list[int] | None,
+                                                              bool]:
+        """(halfway, narrowed, contradicted): the options the model may choose among after this
+        observation, when code ruled the others out. halfway: a computed number lies halfway
+        between two options (a small model otherwise "matched" a far option); narrowed: those,
+        or the options the typed evidence supports equally (`option_match`), None for any;
+        contradicted: the typed evidence fits no option, so no tool on these tables will do
+        better and the model's pick is a flagged guess."""
+        if not (self.config.grounded and q.options and parent.support in ("computed", "read")):
+            return None, None, False
+        halfway = nearest_options(parent.value, q.options) if parent.support == "computed" else []
+        if len(halfway) > 1:
+            return halfway, halfway, False
+        decision = option_match.decide(parent.typed, q.options, q.text)
+        if decision is None:
+            return None, None, False
+        if decision.explanation not in parent.observation:
+            parent.observation += f"\nThe options against this evidence: {decision.explanation}"
+        if 1 < len(decision.supported) < len(q.options):
+            return None, sorted(decision.supported), False
+        return None, None, not decision.supported
 
     def _finish(self, q: _Question, node: Node, path: list[Node]) -> None:
         node.support = basis(path)
@@ -444,7 +492,7 @@ class Planner:
         node.observation = observation.text
         node.times, node.instance_ids = observation.times, observation.instance_ids
         node.sql, node.value, node.support = observation.sql, observation.value, observation.support
-        node.query = observation.query
+        node.query, node.typed = observation.query, observation.typed
         if not observation.ok:
             node.failure = f"tool error: {observation.text}"
 
@@ -491,7 +539,8 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "unobserved": "nothing: ingest "
                 "could not observe what the question needs", "memory": "facts from earlier answers",
                 "nearest": "the option nearest a computed value that no option states",
-                "derived": "the model's reading of a computed value that no option states"}
+                "derived": "the model's reading of a computed value that no option states",
+                "contradicted": "a guess: the evidence computed fits none of the options"}
 
 
 def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int,
@@ -509,7 +558,7 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
     measurement = _measurement(nodes, chosen[0]) if leaf_basis == "computed" else {}
-    if leaf_basis in ("none", "unobserved", "proxy", "nearest") or agree < 0.5:
+    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted") or agree < 0.5:
         level = "low"
     elif leaf_basis == "computed" and agree == 1.0 and trusted(measurement):
         level = "high"

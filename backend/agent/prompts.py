@@ -215,6 +215,16 @@ def merge_messages(question: str, answers: list[str]) -> list[dict]:
             {"role": "user", "content": f"Question: {question}\nCandidate answers:\n{listed}"}]
 
 
+def digest_messages(question: str, digest: list[str]) -> list[dict]:
+    """One call: the code-built digest of a video (`digest.build`) told as an answer."""
+    lines = "\n".join(digest)
+    return [{"role": "system", "content": "You answer a question about a video from a list of "
+                                          "what was measured in it, with times. Write two to "
+                                          "four plain sentences in time order. Use only what the "
+                                          "list says; do not repeat the question; do not invent."},
+            {"role": "user", "content": f"Measured in the video:\n{lines}\n\nQuestion: {question}"}]
+
+
 # --- memory: assessment, validation, decision patterns, follow-up questions -----------------
 
 _ASSESS_SYSTEM = """You rate questions about a video before they are answered.

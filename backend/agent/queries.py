@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from backend import kinds
-from backend.agent import precision, typed_values
+from backend.agent import option_match, precision, typed_values
 from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
@@ -104,6 +105,9 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
+    if query.operation == "appearance" and (ordinal := _ORDINAL.search(question.lower())):
+        operation = partial(appearance, ordinal="first" if ordinal.group(1) in ("first",
+                                                                                "earliest") else "last")
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
@@ -454,18 +458,25 @@ def _path(tables: VideoTables, instance_id: int) -> str:
     return f", from the {tables.position(ends[0])} to the {tables.position(ends[-1])}"
 
 
-def appearance(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
+               ordinal: str = "") -> Result:
+    """Colours of the objects asked about; of the first or last to appear when the question
+    says which ('what colour is the first car')."""
     if unseen := _unseen(tables, target):
         return unseen
+    order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
     sql, rows = _instance_rows(tables, target, "i.id, i.category, i.appearance, i.first_seen",
-                               "i.first_seen LIMIT 20")
+                               order.get(ordinal, "i.first_seen LIMIT 20"))
     if not rows:
         return _none_appears(target, sql)
     listed = "; ".join(f"#{r['id']}: {r['appearance']}" for r in rows)
+    which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
     value = rows[0]["appearance"] if len(rows) == 1 else ""
-    return Result(f"Colours measured from the boxes: {listed}.", value=value, sql=sql, rows=rows,
-                  times=[r["first_seen"] for r in rows], instance_ids=[r["id"] for r in rows],
-                  support="computed" if value else "read")
+    colours = [c for r in rows for c in option_match.colours_in(r["appearance"])]
+    return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
+                  rows=rows, times=[r["first_seen"] for r in rows],
+                  instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
+                  typed={"colours": list(dict.fromkeys(colours))})
 
 
 def speech(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
@@ -484,7 +495,8 @@ def speech(tables: VideoTables, target: Target, span: Span | None, words: str) -
     quoted = " ".join(f'[{r["t_start"]:.1f} s] "{r["text"].strip()}"' for r in rows)
     return Result(f"Said: {quoted}", value=" ".join(r["text"].strip() for r in rows) if span else "",
                   sql=sql, rows=rows, times=[r["t_start"] for r in rows],
-                  support="computed" if span else "read")
+                  support="computed" if span else "read",
+                  typed={"texts": [r["text"].strip() for r in rows]})
 
 
 def _said_at(tables: VideoTables, span: Span) -> Result:
@@ -503,7 +515,7 @@ def _said_at(tables: VideoTables, span: Span) -> Result:
     return Result(f'At {t:.1f} s the word said is "{word}" ({nearest["t_start"]:.1f}-'
                   f'{nearest["t_end"]:.1f} s); words around it: "{around}". Sentence: '
                   f'"{nearest["text"].strip()}"', value=word, sql=sql, rows=rows,
-                  times=[nearest["t_start"]])
+                  times=[nearest["t_start"]], typed={"texts": [word]})
 
 
 def _said_where(tables: VideoTables, words: str) -> Result:
@@ -571,7 +583,8 @@ def screen_text(tables: VideoTables, target: Target, span: Span | None, words: s
     return Result(f"On-screen text{more}: {shown}. Where on screen: {place}."
                   + (f" {typed}" if typed else ""), value=value, sql=sql,
                   rows=rows, times=sorted({r["t"] for r in rows})[:10],
-                  support="computed" if value else "read")
+                  support="computed" if value else "read",
+                  typed={"texts": [r["text"] for r in rows], "places": dict(regions)})
 
 
 def timeline(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:

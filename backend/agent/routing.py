@@ -14,22 +14,24 @@ from __future__ import annotations
 import re
 
 from backend import kinds
-from backend.agent import queries, video_tables
-from backend.agent.planner import GivenStep
+from backend.agent import digest, meaning, option_match, queries, video_tables
+from backend.agent.planner import DIGEST, GivenStep
 from backend.agent.timephrases import resolve
-from backend.agent.tools import observed
+from backend.agent.tools import Observation, observed
 
 # (words in the question, operation, sub-task tool that hosts it), the first match wins: a
 # question about a sign "saying" something is about text, so text comes before speech.
 _ROUTES = (
     (r"\b(written|writes?|writing|text|sign|signs|caption|subtitles?|title|banner|label|"
-     r"on (?:the )?screen|displayed|printed)\b", "screen_text", "What"),
+     r"on (?:the )?screen|displayed|printed|overlay|timestamp|time ?code|running time)\b",
+     "screen_text", "What"),
     (r"\b(say|says|said|saying|speak|speaks|spoke|spoken|speaker|talk|talks|talking|mention|"
      r"mentions|mentioned|words?|hear|heard|voice|narrator)\b", "speech", "What"),
     (r"\b(colou?r|colou?red|wear|wears|wearing|dressed)\b", "appearance", "What"),
 )
 PEOPLE = re.compile(r"\b(person|people|man|men|woman|women|boy|girl|child|children|someone|"
-                     r"pedestrian|pedestrians|he|she|they|speaker)\b", re.IGNORECASE)
+                    r"somebody|anyone|anybody|pedestrian|pedestrians|he|she|they|speaker)\b",
+                    re.IGNORECASE)
 
 
 _QUOTED = re.compile(r"(?:^|\s)[\"“‘']([^\"”’']{1,60})[\"”’'](?=\s|$|[?.,!])"
@@ -58,20 +60,32 @@ _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in t
 
 # Which kinds of things appear ("what kinds of vehicles", "which of these is seen").
 _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of (?:these|the "
-                    r"following)\b|\b(?:what|which) (?:vehicles?|animals?|objects?|things?)\b", re.I)
+                    r"following)\b|\b(?:what|which)(?: \w+)? (?:vehicles?|animals?|pets?|"
+                    r"appliances?|objects?|things?)\b", re.I)
 # Whether a kind is there at all ("is there a boat", "does a dog appear"), and where it is.
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
                        r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)", re.I)
 # "Is the hall empty at 12 s": a count at that time, of whoever is in it (`queries.OCCUPANTS`).
 _EMPTY_AT = re.compile(r"^\s*(?:is|was|are|were) (?:the|this|that) [\w ]+? (?:empty|deserted|vacant)\b",
                        re.I)
+# "Which way do most people walk", "in what direction does the car go": where things go.
+_DIRECTION = re.compile(r"\b(?:which|what) (?:way|direction)s?\b|\bin (?:which|what) direction\b",
+                        re.I)
 _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 
 
-def route(question: str, duration: float | None = None) -> tuple[str, str] | None:
+# A question that asks what or which, whose options name kinds of things ("what non-motorised
+# road user is on the motorway": a horse rider, a cyclist, nobody): which kinds appear.
+_WHERE_IN_PICTURE = re.compile(r"^\s*(?:where|in which part|in what part|which part)\b", re.I)
+_WHICH = re.compile(r"^\s*(?:what|which|who)\b", re.I)
+
+
+def route(question: str, duration: float | None = None,
+          options: list[str] | None = None) -> tuple[str, str] | None:
     """(operation, tool) the question's words call for, or None. With the video's duration,
-    counts at a time it names are routed too."""
+    counts at a time it names are routed too; with options, a which-question whose options
+    name kinds goes to the kinds seen."""
     if counted := _count(question, duration):
         return counted
     for pattern, operation, tool in _ROUTES:
@@ -86,11 +100,18 @@ def route(question: str, duration: float | None = None) -> tuple[str, str] | Non
         return "held", "What"
     if _KINDS.search(question):
         return "kinds", "What"
+    if _DIRECTION.search(question) and _named_kind(question):
+        return "movement", "What"
     objects = [kind for kind in kinds.named(question) if kind != "person"]
-    if _PRESENCE.search(question) and objects:
+    if _PRESENCE.search(question) and (objects or PEOPLE.search(question)):
         return ("in_view" if at_a_time else "count_distinct"), "Count"
     if _WHERE.search(question) and objects:
         return ("in_view", "Count") if at_a_time else ("movement", "What")
+    if options and _WHERE_IN_PICTURE.search(question) and all(meaning.place(o) for o in options):
+        return "screen_text", "What"  # where a thing no kind names is shown: text on screen
+    if options and _WHICH.search(question) and \
+            sum(option_match.option_kinds(o) is not None for o in options) >= len(options) - 1:
+        return "kinds", "What"
     return None
 
 
@@ -123,10 +144,11 @@ def _named_kind(question: str) -> str:
     return named[0] if named else "person" if PEOPLE.search(question) else ""
 
 
-def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | None:
+def first_step(question: str, tables: video_tables.VideoTables,
+               options: list[str] | None = None) -> GivenStep | None:
     """The typed query the question names, run on this video as the first step; None when the
     question names no kind of evidence or the query found nothing to show."""
-    chosen = route(question, tables.duration)
+    chosen = route(question, tables.duration, options)
     if chosen is None:
         return None
     operation, tool = chosen
@@ -144,6 +166,20 @@ def first_step(question: str, tables: video_tables.VideoTables) -> GivenStep | N
                      thought=f"the question asks about {_WHAT[operation]}, so that is "
                              f"{'read' if operation in _READ else 'computed'} first",
                      observation=observed(result, query), replayed=None)
+
+
+def digest_step(question: str, tables: video_tables.VideoTables) -> GivenStep | None:
+    """For an open question ("what does the person do?"), the digest code writes of the
+    interval asked about (`digest`), as the first step; the planner has it told in sentences."""
+    if not digest.is_open(question):
+        return None
+    lines, times, _ = digest.build(tables, question)
+    text = "\n".join(lines)
+    return GivenStep(tool=DIGEST, tool_input=question,
+                     thought="an open question: code writes down what the tables hold first",
+                     observation=Observation(text=text, times=sorted(set(times))[:20],
+                                             support="computed", value=text),
+                     replayed=None)
 
 
 _READ = ("screen_text", "speech", "appearance")

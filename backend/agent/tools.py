@@ -51,6 +51,7 @@ class Observation:
     support: video_tables.Support = "read"      # computed by code, read by a model, nothing, unobservable
     # The typed query that code ran (its fields and resolved span), so memory can run it again.
     query: dict = field(default_factory=dict)
+    typed: dict = field(default_factory=dict)   # typed evidence (`option_match`)
 
 
 @dataclass
@@ -92,7 +93,8 @@ def observed(result: video_tables.Result, query: queries.TypedQuery | None = Non
            "conditions": result.conditions} if query else {}
     return Observation(text=result.text, times=sorted(set(result.times or [])),
                        instance_ids=result.instance_ids or [], rows=(result.rows or [])[:_ROWS_IN_PROMPT],
-                       sql=result.sql, value=result.value, support=result.support, query=ran)
+                       sql=result.sql, value=result.value, support=result.support, query=ran,
+                       typed=result.typed or {})
 
 
 class Tool(Protocol):

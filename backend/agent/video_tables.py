@@ -41,6 +41,8 @@ class Result:
     instance_ids: list[int] | None = None
     span: Span | None = None     # the time the query was resolved to, kept so memory can tell times apart
     conditions: str = ""         # a measurement's conditions (people's size, crowding): precision.py
+    # The evidence as typed values, for options to be matched against (`option_match`).
+    typed: dict | None = None
 
 
 # Words for people that a person detector's single class covers.

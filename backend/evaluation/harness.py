@@ -56,6 +56,8 @@ class AnswerFigures:
     basis: str | None = None
     tree_size: int = 0
     format_failures: int = 0
+    tree: tuple[dict, ...] = ()      # the planner's nodes, for the failure class and the path
+    chosen_leaves: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ def read_answer(answer: Answer) -> AnswerFigures:
         complexity=memory.complexity if memory.enabled else None,
         confidence=confidence.level if confidence else None,
         basis=confidence.basis if confidence else None, tree_size=len(answer.tree),
-        format_failures=sum(1 for n in leaves if (n.get("failure") or "").startswith("bad format")))
+        format_failures=sum(1 for n in leaves if (n.get("failure") or "").startswith("bad format")),
+        tree=tuple(answer.tree), chosen_leaves=tuple(answer.chosen_leaves))
 
 
 def start_llm(settings: Settings) -> None:

@@ -50,9 +50,26 @@ def cost_table(cost: dict) -> str:
         f"{cost['learn_llm_seconds']} | {cost['tree_size']} | {cost['replayed']} |"])
 
 
+_FAILURE_MEANINGS = {
+    "perception": "no step observed evidence for the right answer",
+    "reading": "a step's evidence supports the right answer; the pick contradicts it",
+    "routing": "no typed query or computation ran: the wrong tool, or memories only",
+    "budget": "no answer within the LLM-call or time budget",
+    "error": "the question raised an error", "unclassified": "a record from before the classes"}
+
+
+def failure_table(failures: dict) -> str:
+    """Wrong answers by why they were wrong, biggest class first."""
+    if not failures:
+        return "No wrong answers."
+    rows = [f"| {name} | {n} | {_FAILURE_MEANINGS.get(name, '')} |" for name, n in failures.items()]
+    return "\n".join(["| failure class | wrong answers | meaning |", "|---|---:|---|", *rows])
+
+
 def text_summary(summary: dict) -> str:
     """What the CLI prints after a run."""
     parts = [accuracy_table(summary["groups"]), "", *confidence_lines(summary), "",
+             "Wrong answers by class:", failure_table(summary.get("failures") or {}), "",
              "Per answer (mean over questions without an error):",
              cost_table(summary["cost_per_answer"])]
     oe = summary["open_ended"]
@@ -246,11 +263,13 @@ def _run_section(folder: Path, output: Path) -> str:
              "### Accuracy by NExT-QA group", "", accuracy_table(s["groups"]), "",
              "### Accuracy by stated confidence", "", *confidence_lines(s), "",
              "### Accuracy by question type", "", accuracy_table(s["types"], "type"), "",
+             "### Wrong answers by failure class", "",
+             failure_table(s["failures"]), "",
              "### Cost per answer", "", cost_table(s["cost_per_answer"]), "",
              "### Every question (in the order asked)", "",
-             "| # | question | type | truth | predicted | right | confidence | LLM calls | s | "
-             "replayed | error |",
-             "|---:|---|---|---|---|---|---|---:|---:|---:|---|"]
+             "| # | question | type | truth | predicted | right | failure | confidence | "
+             "LLM calls | s | replayed | error |",
+             "|---:|---|---|---|---|---|---|---|---:|---:|---:|---|"]
     for r in sorted(records, key=lambda r: r.get("position", 0)):
         truth = r["truth"] if r["truth"] is not None else r["truth_text"]
         predicted = r["predicted"] if r["truth"] is not None else (r["predicted_text"] or "")[:60]
@@ -258,7 +277,8 @@ def _run_section(folder: Path, output: Path) -> str:
         # Runs from before answers carried a confidence have none.
         confidence = f"{r['confidence']} ({r['basis']})" if r.get("confidence") else ""
         parts.append(f"| {r.get('position', '')} | {r['key']}: {r['question']} | {r['type']} | "
-                     f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | {confidence} | "
+                     f"{truth} | {predicted} | {'yes' if r['correct'] else 'no'} | "
+                     f"{r.get('failure') or ''} | {confidence} | "
                      f"{r['llm_calls']} | {r['seconds']} | {r['replayed']} | {error} |")
     if (folder / "reliability.png").is_file():
         at = parts.index("### Accuracy by question type")
@@ -327,6 +347,14 @@ How the figures are made:
   benefit from what earlier ones taught the memory.
 - Cost is the mean per answer over questions without an error: LLM calls, tokens and seconds
   of the answer, and separately of the learning step that writes memory after it.
+- Every wrong answer gets a failure class, computed by code from the steps it took
+  (`backend/evaluation/failures.py`; each record's `path` keeps every step's tool, input,
+  observation and value): **perception** (no step observed evidence for the right answer: the
+  tables never held it), **reading** (a step's evidence supports the right answer, by the
+  same option matching the agent uses, and the pick contradicts it), **routing** (no typed
+  query or computation ran: the wrong tool, or memories only) and **budget** (no answer within
+  the LLM-call or time budget). Runs from before the classes show `unclassified`. Start a
+  round from the biggest class.
 """
 
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 from backend.config import Settings
 from backend.errors import InputError
-from backend.evaluation import report
+from backend.evaluation import failures, report
 from backend.evaluation.harness import (AnswerFigures, AskFn, IngestFn, Outcome, ask_one,
                                         ingest_videos)
 from backend.evaluation.report import RESULTS, load_results
@@ -174,7 +174,7 @@ def _blank_record(q: Question) -> dict:
             "learn_prompt_tokens": 0, "learn_completion_tokens": 0, "learn_llm_seconds": 0.0,
             "learn_verdict": None, "tree_size": 0, "replayed": 0, "replayed_kinds": {},
             "k_s": None, "k_p": None, "complexity": None, "confidence": None, "basis": None,
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            "path": [], "failure": None, "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def _fill(record: dict, q: Question, f: AnswerFigures) -> None:
@@ -192,6 +192,12 @@ def _fill(record: dict, q: Question, f: AnswerFigures) -> None:
         record["correct"] = f.option is not None and f.option == q.answer
     else:
         record["correct"], record["contains"] = open_ended_match(f.text or "", q.answer_text)
+    tree = list(f.tree)
+    record["path"] = failures.path(tree, list(f.chosen_leaves))
+    if not record["correct"]:
+        record["failure"] = failures.classify(tree, f.answered, list(q.options or []) or None,
+                                              q.answer if q.multiple_choice else None,
+                                              q.answer_text, q.question)
 
 
 def _progress_line(position: int, total: int, r: dict) -> str:

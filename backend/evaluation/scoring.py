@@ -101,6 +101,17 @@ def by_confidence(records: list[dict]) -> dict:
             "high_precision": round(high["right"] / high["of"], 3) if high["of"] else None}
 
 
+def by_failure(records: list[dict]) -> dict:
+    """{class: count} of the wrong answers (`failures.classify`); an error that stopped the
+    question is 'error', a record from before the classes 'unclassified'."""
+    counts: dict[str, int] = {}
+    for r in records:
+        if not r.get("correct"):
+            name = "error" if r.get("error") else r.get("failure") or "unclassified"
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def summarize(records: list[dict]) -> dict:
     open_ended = [r for r in records if r.get("truth") is None]
     return {
@@ -111,6 +122,7 @@ def summarize(records: list[dict]) -> dict:
         "types": accuracy_by_type(records),
         "cost_per_answer": cost_per_answer(records),
         "by_confidence": by_confidence(records),
+        "failures": by_failure(records),
         "open_ended": {"n": len(open_ended),
                        "exact": sum(bool(r["correct"]) for r in open_ended),
                        "contains": sum(bool(r.get("contains")) for r in open_ended)},

@@ -206,8 +206,8 @@ def time_phrase(when: float | str, rng: random.Random) -> str:
     return rng.choice(_AT_SECONDS).format(n=f"{when:g}", unit="second" if when == 1 else "seconds")
 
 
-def word(fact: Fact, rng: random.Random) -> str:
-    template = rng.choice(NEEDS[fact.need][1])
+def word(fact: Fact, rng: random.Random, needs: dict = NEEDS) -> str:
+    template = rng.choice(needs[fact.need][1])
     when = time_phrase(fact.when, rng) if fact.when is not None else ""
     return template.format(when=when, **dict(fact.nouns))
 
@@ -433,14 +433,16 @@ def samplers_for(videos: Path, settings: Settings, progress: Callable[[str], Non
 _TRIES = 20  # draws per slot before a question may repeat word for word, or the need is dropped
 
 
-def generate(samplers: dict[str, dict[str, Sampler]], count: int, seed: int) -> list[dict]:
-    """`count` questions, videos taken in turn (in a seeded order), each video's needs in turn."""
+def generate(samplers: dict[str, dict[str, Sampler]], count: int, seed: int,
+             needs: dict = NEEDS) -> list[dict]:
+    """`count` questions, videos taken in turn (in a seeded order), each video's needs in turn,
+    worded by `needs` (need -> type code and wordings)."""
     rng = random.Random(seed)
     order = sorted(samplers)
     rng.shuffle(order)
     turns = {v: sorted(samplers[v]) for v in order}
-    for needs in turns.values():
-        rng.shuffle(needs)
+    for todo in turns.values():
+        rng.shuffle(todo)
     asked: dict[str, set[str]] = defaultdict(set)
     rows: list[dict] = []
     qids: Counter = Counter()
@@ -449,26 +451,26 @@ def generate(samplers: dict[str, dict[str, Sampler]], count: int, seed: int) -> 
         for video in order:
             if len(rows) >= count or not turns[video]:
                 continue
-            needs = turns[video]
-            need = needs[position[video] % len(needs)]
+            todo = turns[video]
+            need = todo[position[video] % len(todo)]
             position[video] += 1
-            row = _draw(samplers[video][need], rng, asked[video])
+            row = _draw(samplers[video][need], rng, asked[video], needs)
             if row is None:
                 log.warning("workload: dropping %s for %s: no question could be made", need, video)
-                needs.remove(need)
+                todo.remove(need)
                 continue
             qids[video] += 1
             rows.append({"video": video, "qid": qids[video], **row})
     return rows
 
 
-def _draw(sampler: Sampler, rng: random.Random, asked: set[str]) -> dict | None:
+def _draw(sampler: Sampler, rng: random.Random, asked: set[str], needs: dict) -> dict | None:
     made = None
     for _ in range(_TRIES):
         fact = sampler(rng)
         if fact is None:
             continue
-        question = word(fact, rng)
+        question = word(fact, rng, needs)
         made = (fact, question)
         if question not in asked:
             break
@@ -477,7 +479,7 @@ def _draw(sampler: Sampler, rng: random.Random, asked: set[str]) -> dict | None:
     fact, question = made
     asked.add(question)
     options, answer = options_for(fact, rng)
-    return {"type": NEEDS[fact.need][0], "question": question, "answer": answer,
+    return {"type": needs[fact.need][0], "question": question, "answer": answer,
             **{f"a{i}": o for i, o in enumerate(options)}, "truth": fact.truth, "need": fact.need}
 
 

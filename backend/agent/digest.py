@@ -1,0 +1,114 @@
+"""Open questions ("what does the person do in this video?") answered from a digest built by code.
+
+Asked in the app on a kitchen clip, the planner took 342 s and 11 LLM calls and answered with
+the question itself. Here code writes down the typed evidence over the interval asked about, in
+time order with its times: who and what is in view and when, how each moves, what is said and
+what is shown, and how the picture changes. At most one model call turns that into sentences;
+an answer that repeats the question, or says nothing the digest holds, is refused by code and
+the digest itself is the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from backend.agent import typed_values
+from backend.agent.timephrases import Span, resolve
+from backend.agent.video_tables import VideoTables, plural
+from backend.ingest import describe
+from models.motion import CATEGORY as MOVING
+
+# "What does the person do", "what happens", "describe the video", "what is going on".
+_OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?:do|doing)\b|"
+                   r"what (?:happens|happened|is happening|goes on|is going on|'s going on)|"
+                   r"describe\b|summari[sz]e\b|give (?:me )?(?:a |an )?(?:summary|overview)|"
+                   r"tell me (?:about|what)|what (?:is|'s) (?:this|the) (?:video|clip) about|"
+                   r"what (?:can|do) (?:you|i|we) see\b)", re.I)
+_MAX_LINES = 24
+_EACH = 8   # up to this many of a kind are listed one by one; more, as one line
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def is_open(question: str) -> bool:
+    """Whether a question without options asks for an account of the video, not one value."""
+    return bool(_OPEN.search(question))
+
+
+def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], Span | None]:
+    """(lines of the digest in time order, their times, the interval it covers)."""
+    span = resolve(question, tables.duration)
+    if span is not None and span.is_moment:
+        span = Span(max(0.0, span.start - 2), min(tables.duration, span.end + 2), span.phrase)
+    lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
+    events: list[tuple[float, str]] = []
+    rows = tables.rows(f"SELECT id, category, first_seen, last_seen, appearance, action FROM "
+                       f"instances WHERE last_seen >= {lo} AND first_seen <= {hi} "
+                       f"ORDER BY first_seen LIMIT 60")
+    by_kind: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["category"] != MOVING:
+            by_kind.setdefault(r["category"], []).append(r)
+    for kind, found in by_kind.items():
+        if len(found) > _EACH:
+            events.append((found[0]["first_seen"], _many(kind, found)))
+            continue
+        for r in found:
+            action = f", {r['action']}" if r["action"] else ""
+            events.append((r["first_seen"], f"[{r['first_seen']:.1f}-{r['last_seen']:.1f} s] "
+                                             f"#{r['id']} {r['appearance'] or kind}{action}"))
+    movers = sum(r["category"] == MOVING for r in rows)
+    if movers:
+        events.append((lo, f"[{lo:.1f}-{hi:.1f} s] {plural(movers, MOVING)} no detector could "
+                           "name"))
+    for r in tables.rows(f"SELECT t_start, text FROM speech WHERE t_end >= {lo} AND "
+                         f"t_start <= {hi} ORDER BY t_start LIMIT 8"):
+        events.append((r["t_start"], f'[{r["t_start"]:.1f} s] said: "{r["text"].strip()}"'))
+    reads = tables.rows(f"SELECT text, MIN(t) AS t, COUNT(*) AS n FROM ocr WHERE t BETWEEN {lo} "
+                        f"AND {hi} GROUP BY text ORDER BY n DESC, t LIMIT 40")
+    if typed := typed_values.described([(r["text"], r["t"]) for r in reads]):
+        typed = typed.removeprefix("Typed values: ")
+        events.append((reads[0]["t"], f"[{lo:.1f}-{hi:.1f} s] shown on screen: {typed}"))
+    for r in reads[:5] if not typed else [r for r in reads if not typed_values.find(r["text"])][:3]:
+        events.append((r["t"], f'[{r["t"]:.1f} s] shown on screen: "{r["text"]}"'))
+    for r in tables.rows(f"SELECT t_start, camera FROM scenes WHERE camera NOT IN ('static', "
+                         f"'unknown') AND t_end >= {lo} AND t_start <= {hi} ORDER BY t_start "
+                         f"LIMIT 4"):
+        events.append((r["t_start"], f"[{r['t_start']:.1f} s] the camera moves: {r['camera']}"))
+    events.sort(key=lambda e: e[0])
+    head = [f"Between {lo:.1f} and {hi:.1f} s: {_tally(rows)}."]
+    return head + [text for _, text in events[:_MAX_LINES]], [t for t, _ in events], span
+
+
+def _many(kind: str, found: list[dict]) -> str:
+    """Many of a kind as one line: how many, when, and which ways they go, most first."""
+    ways: dict[str, int] = {}
+    for r in found:
+        for way in describe.directions(r["action"] or ""):
+            ways[way] = ways.get(way, 0) + 1
+    going = ", ".join(f"{n} {way}" for way, n in sorted(ways.items(), key=lambda kv: -kv[1])[:3])
+    return (f"[{found[0]['first_seen']:.1f}-{max(r['last_seen'] for r in found):.1f} s] "
+            f"{plural(len(found), kind)}" + (f": {going}" if going else ""))
+
+
+def _tally(rows: list[dict]) -> str:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["category"]] = counts.get(r["category"], 0) + 1
+    return ", ".join(plural(n, k) for k, n in sorted(counts.items(), key=lambda kv: -kv[1])) \
+        or "nothing tracked"
+
+
+def refused(answer: str, question: str, digest: list[str]) -> str | None:
+    """Why a model's account is not shown, or None: it repeats the question, or it says nothing
+    the digest holds (no word of it beyond the question's own)."""
+    said, asked = answer.strip().lower(), question.strip().lower()
+    if not said:
+        return "it is empty"
+    if SequenceMatcher(None, said, asked).ratio() > 0.8 or said.rstrip("?.! ") in asked:
+        return "it repeats the question"
+    held = set(_WORD.findall(" ".join(digest).lower())) - set(_WORD.findall(asked))
+    content = {w for w in _WORD.findall(said) if len(w) > 3}
+    if not content & held:
+        return "it says nothing the evidence holds"
+    return None

@@ -1,0 +1,274 @@
+"""Options read as typed values and matched against the typed evidence a tool computed.
+
+A 1.5B model reading "Kinds tracked (vehicles): 43 cars" answered "no vehicles"; a kitchen clip
+with four refrigerator tracks answered "a dishwasher". Here code reads each option for the
+values it names (kinds, with "no X" as the empty set; colours; words shown or said) and scores
+it against the evidence: a set overlap for kinds, the distance between colour names, string
+similarity for words. One option best supported decides, with no model call; several equally
+supported are all the model may choose among; none supported is said so.
+
+Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
+- kinds: {kind: how many tracked}, with group (the broader word asked for, or None) and
+  unnamed (moving things no detector named);
+- colours: the colour names measured on the object asked about;
+- texts: what was read on screen or said (one entry per text or sentence);
+- places: {place on screen ('bottom right'): how many reads there}, for on-screen text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from backend import kinds
+from backend.agent import meaning, typed_values
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the evidence says of the options: those it supports best (code picks when there is
+    one), those it rules out, and why, with scores."""
+
+    supported: list[int]          # the options with the best score, if that score is > 0
+    chosen: int | None            # the one option code picks, or None
+    basis: str                    # 'computed' (the option states the evidence) or 'nearest'
+    explanation: str
+    scores: dict[int, float] = field(default_factory=dict)   # option -> score; absent: unread
+
+    @property
+    def contradicted(self) -> list[int]:
+        """Options the evidence speaks against (a score of 0)."""
+        return [i for i, s in self.scores.items() if s == 0]
+
+
+def decide(typed: dict, options: list[str], question: str = "") -> Decision | None:
+    """The options matched against the typed evidence; None when the evidence holds nothing
+    the options can be read against (then the planner goes on as before)."""
+    if not typed or not options:
+        return None
+    if "kinds" in typed:
+        return _by_kinds(typed, options, question)
+    if typed.get("colours"):
+        return _by_colours(typed["colours"], options)
+    if typed.get("places") and all(meaning.place(o) for o in options):
+        return _by_places(typed["places"], options)
+    if typed.get("texts"):
+        return _by_words(typed["texts"], options)
+    return None
+
+
+def _decision(scores: dict[int, float], options: list[str], what: str,
+              exact: float = 1.0) -> Decision:
+    """Best-scored options; code picks the one best when it beats all the others and every
+    option was read (one the evidence cannot speak to may still be the answer)."""
+    shown = "; ".join(f"'{options[i]}' {s:.2f}" for i, s in sorted(scores.items()))
+    best = max(scores.values(), default=0.0)
+    others = [i for i in range(len(options)) if i not in scores]
+    if best <= 0 and others:
+        return Decision(others, None, "", f"Only options {', '.join(repr(options[i]) for i in others)} "
+                        f"are not ruled out by {what}, which cannot speak to them (scores: {shown}).",
+                        scores)
+    if best <= 0:
+        return Decision([], None, "", f"No option is consistent with {what} (scores: {shown}).",
+                        scores)
+    supported = [i for i, s in scores.items() if s == best]
+    unread = len(options) - len(scores)
+    if len(supported) == 1 and unread == 0:
+        i = supported[0]
+        basis = "computed" if best >= exact else "nearest"
+        return Decision(supported, i, basis, f"Option '{options[i]}' matches {what} best "
+                        f"(score {best:.2f}; scores: {shown}).", scores)
+    named = ", ".join(repr(options[i]) for i in supported)
+    return Decision(supported + others, None, "",
+                    (f"Options {named} match {what} equally" if len(supported) > 1 else
+                     f"Option {named} matches {what} best") + f" (scores: {shown})"
+                    + (f"; {unread} option(s) name nothing this evidence can tell" if unread
+                       else "") + ".", scores)
+
+
+# ---- kinds ----------------------------------------------------------------------------------
+
+_NONE = re.compile(r"^\s*(?:no|none|nothing|nobody|no one|no-one|neither|not any)\b", re.I)
+_ONLY = re.compile(r"\b(?:only|just)\b", re.I)
+
+
+_NOBODY = re.compile(r"^\s*(?:nobody|no one|no-one|no people|no persons?|not anyone)\b", re.I)
+
+
+def option_kinds(option: str) -> tuple[set[str], bool] | None:
+    """(kinds named, names the empty set) of an option: 'cars and a box truck' -> ({car,
+    truck}, False); 'no vehicles' -> ({group:vehicle}, True), none of them; 'nobody' ->
+    ({person}, True); 'nothing' -> (set(), True), nothing at all; None when it names no kind."""
+    if _NOBODY.search(option):
+        return {"person"}, True
+    named = set(kinds.named(option))
+    groups = {kinds.GROUP_WORDS[w] for w in re.findall(r"[a-z]+", option.lower())
+              if w in kinds.GROUP_WORDS}
+    if _NONE.search(option):
+        return named | {f"group:{g}" for g in groups}, True
+    if not named and not groups:
+        return None
+    return named | {f"group:{g}" for g in groups}, False
+
+
+def _by_kinds(typed: dict, options: list[str], question: str) -> Decision | None:
+    """Score: 0.7 x the share of the option's kinds seen + 0.3 x their overlap with all kinds
+    seen (so 'cars and trucks' beats 'cars' when both were seen); 'no X' is 1 when no X was
+    seen and 0 otherwise."""
+    seen = {k for k, n in typed["kinds"].items() if n}
+    group = typed.get("group")
+    unnamed = typed.get("unnamed", 0)
+    # Moving things no detector named may be of any kind that moves by itself the detectors
+    # cannot name; and of any such kind at all when they named none in this video (cars seen
+    # from straight above): then code cannot rule those kinds in or out.
+    stand_in = unnamed and not seen & kinds.MOVING
+    scores: dict[int, float] = {}
+    all_seen: set[int] = set()   # options every kind of which was seen
+    for i, option in enumerate(options):
+        read = option_kinds(option)
+        if read is None:
+            continue
+        named, empty = read
+        if empty:
+            scope = _scope(named) or (set(kinds.GROUPS[group]) if group else None)
+            present = seen if scope is None else seen & scope
+            if not present and unnamed and (scope is None or scope & kinds.MOVING):
+                continue  # an unnamed moving thing may be one: code cannot tell
+            scores[i] = 0.0 if present else 1.0
+            all_seen |= set() if present else {i}
+            continue
+        named = _expand_groups(named, seen)
+        movers = {k for k in named if k in kinds.MOVING or k.startswith("any ")}
+        if stand_in and movers:
+            continue  # the unnamed moving things may be any of them: code cannot tell
+        hits = {k for k in named if any(d in seen for d in kinds.detected_as(k))}
+        # A kind that moves by itself may be one of the unnamed moving things (one no detector
+        # here names, or one it missed: a cyclist side-on far away): half a hit.
+        maybe = {k for k in named - hits if unnamed and k in kinds.MOVING}
+        found = len(hits) + len(maybe) / 2
+        scores[i] = round(0.7 * found / len(named) + 0.3 * found / len(named | seen), 2)
+        all_seen |= {i} if hits == named else set()
+    what = f"the kinds tracked ({', '.join(sorted(seen)) or 'none'}" + \
+        (f", among {group}s" if group else "") + ")"
+    if not scores:
+        return None
+    decision = _decision(scores, options, what)
+    if decision.chosen in all_seen and len(scores) == len(options) and \
+            all(s == 0 for i, s in scores.items() if i != decision.chosen):
+        # Every kind it names was seen, and nothing of any other option: that is computed.
+        return Decision(decision.supported, decision.chosen, "computed", decision.explanation,
+                        scores)
+    return decision
+
+
+def _scope(named: set[str]) -> set[str]:
+    """The kinds an empty-set option is about: 'no vehicles' -> the vehicles; 'nobody' ->
+    person; 'nothing' -> none named (all kinds)."""
+    out = {k for k in named if not k.startswith("group:")}
+    for g in (k.split(":", 1)[1] for k in named if k.startswith("group:")):
+        out |= set(kinds.GROUPS[g])
+    return out
+
+
+def _expand_groups(named: set[str], seen: set[str]) -> set[str]:
+    """'vehicles' in an option means whichever vehicles were seen (or a vehicle, if none)."""
+    out = {k for k in named if not k.startswith("group:")}
+    for g in (k.split(":", 1)[1] for k in named if k.startswith("group:")):
+        members = seen & set(kinds.GROUPS[g])
+        out |= members or {f"any {g}"}
+    return out
+
+
+# ---- colours --------------------------------------------------------------------------------
+
+# The colour names ingest measures (`describe.colour_name`) and the words options use for them.
+COLOUR_WORDS = {"black": "black", "white": "white", "grey": "grey", "gray": "grey",
+                "silver": "silver", "dark grey": "dark grey", "dark gray": "dark grey",
+                "red": "red", "dark red": "dark red", "maroon": "dark red",
+                "burgundy": "dark red", "orange": "orange", "brown": "brown", "tan": "brown",
+                "beige": "beige", "cream": "beige", "yellow": "yellow", "gold": "yellow",
+                "golden": "yellow", "olive": "olive", "khaki": "olive", "green": "green",
+                "teal": "teal", "turquoise": "teal", "cyan": "teal", "blue": "blue",
+                "light blue": "blue", "navy": "navy", "dark blue": "navy", "purple": "purple",
+                "violet": "purple", "pink": "pink", "magenta": "pink"}
+# Colours a camera and a mean over a box mix up: one step apart.
+_NEIGHBOURS = {("white", "grey"), ("white", "silver"), ("grey", "silver"), ("grey", "dark grey"),
+               ("dark grey", "black"), ("silver", "dark grey"), ("navy", "black"),
+               ("navy", "blue"), ("dark red", "red"), ("dark red", "brown"), ("brown", "orange"),
+               ("orange", "red"), ("yellow", "olive"), ("olive", "green"), ("green", "teal"),
+               ("teal", "blue"), ("purple", "pink"), ("pink", "red"), ("beige", "white"),
+               ("beige", "brown"), ("purple", "navy"), ("brown", "olive")}
+
+
+def colours_in(text: str) -> list[str]:
+    """The colour names a text uses, longest phrases first ('dark blue' is navy, not blue)."""
+    lowered = f" {' '.join(re.findall(r'[a-z]+', text.lower()))} "
+    found = []
+    for word in sorted(COLOUR_WORDS, key=len, reverse=True):
+        if f" {word} " in lowered:
+            found.append(COLOUR_WORDS[word])
+            lowered = lowered.replace(f" {word} ", " _ ")
+    return list(dict.fromkeys(found))
+
+
+def colour_distance(a: str, b: str) -> int:
+    """0 the same colour, 1 neighbours a camera mixes up, 2 apart."""
+    return 0 if a == b else 1 if (a, b) in _NEIGHBOURS or (b, a) in _NEIGHBOURS else 2
+
+
+def _by_colours(measured: list[str], options: list[str]) -> Decision:
+    scores: dict[int, float] = {}
+    for i, option in enumerate(options):
+        named = colours_in(option)
+        if named:
+            # Every colour the option names must be near one measured: 1 same, 0.5 neighbour.
+            scores[i] = min(1.0 - min(colour_distance(c, m) for m in measured) / 2 for c in named)
+    return _decision(scores, options, f"the colours measured ({', '.join(measured)})")
+
+
+# ---- words shown or said ---------------------------------------------------------------------
+
+def _letters(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def word_similarity(option: str, text: str) -> float:
+    """How nearly `text` holds the option's words: 1 when it contains them, else the best
+    SequenceMatcher ratio of the option against a run of the text's words as long as it."""
+    wanted, said = _letters(option), _letters(text)
+    if not wanted or not said:
+        return 0.0
+    if re.search(rf"\b{re.escape(wanted)}\b", said):
+        return 1.0
+    words, n = said.split(), len(wanted.split())
+    runs = [" ".join(words[j:j + n]) for j in range(max(1, len(words) - n + 1))]
+    return max(SequenceMatcher(None, wanted, run).ratio() for run in runs)
+
+
+_WORDS_NEAR = 0.75   # below this a reading is not taken for the option's words (OCR slips)
+
+
+def _by_words(texts: list[str], options: list[str]) -> Decision | None:
+    if any(typed_values.find(o) for o in options):
+        return None  # dates, times, speeds: compared by their meaning (`meaning`), not letters
+    scores = {}
+    for i, option in enumerate(options):
+        best = max(word_similarity(option, t) for t in texts)
+        scores[i] = best if best >= _WORDS_NEAR else 0.0
+    shown = ", ".join(f'"{t}"' for t in texts[:6])
+    return _decision(scores, options, f"the words read or said ({shown})")
+
+
+# ---- places on screen ------------------------------------------------------------------------
+
+def _by_places(places: dict[str, int], options: list[str]) -> Decision:
+    """Score: the share of the reads in the third of the picture the option names."""
+    total = sum(places.values()) or 1
+    at = {}
+    for where, reads in places.items():
+        if third := meaning.place(where):
+            at[third] = at.get(third, 0) + reads
+    scores = {i: round(at.get(meaning.place(o), 0) / total, 2) for i, o in enumerate(options)}
+    shown = ", ".join(f"{w} ({n})" for w, n in places.items())
+    return _decision(scores, options, f"where the text was read ({shown})", exact=0.8)

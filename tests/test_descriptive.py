@@ -1,0 +1,118 @@
+"""Descriptive questions decided by code on real clips: which kinds, what colour, where on screen,
+what the library's videos hold; open questions told once from a digest; every miss classed."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+
+import pytest
+
+from backend.agent import option_match, routing
+from backend.agent.video_tables import VideoTables
+from backend.ask import ask
+from backend.ask_library import ask_library
+from backend.evaluation import failures
+from backend.evaluation.descriptive import make_descriptive_workload
+from backend.library import Library
+from tests.conftest import clip
+from tests.fakes import ScriptedLLM
+
+CLIPS = ("bgslib_video02_highway.avi", "autoeditor_example_speech.mp4",
+         "intel_bottle-detection.mp4", "mot15_TUD-Campus.mp4")
+
+
+@pytest.fixture(scope="module")
+def clips(ingested, library_settings):
+    settings = replace(library_settings, n_solutions=2, memory=False)
+    return settings, {name: ingested(name).video_id for name in CLIPS}
+
+
+def _tables(settings, video_id) -> VideoTables:
+    return VideoTables(Library(settings.home).get(video_id).db_path)
+
+
+def test_kinds_of_vehicles_are_picked_by_code_without_a_model_call(clips):
+    settings, ids = clips
+    tables = _tables(settings, ids["bgslib_video02_highway.avi"])
+    seen = {r["category"] for r in tables.rows("SELECT DISTINCT category FROM instances")}
+    assert {"car", "truck"} <= seen  # what the options are scored against
+    options = ["cars and a lorry", "only bicycles", "buses and trams", "tractors", "no vehicles"]
+    answer = ask(ids["bgslib_video02_highway.avi"], "what kinds of vehicles use the road",
+                 settings, options=options)
+    assert answer.option == 0 and answer.usage.llm_calls == 0, answer.answer
+    assert answer.confidence.basis in ("computed", "nearest")
+    assert "score" in answer.tree[-1]["thought"]
+
+
+def test_where_the_running_time_is_shown_is_computed(clips):
+    settings, ids = clips
+    options = ["top left", "top right", "bottom left", "in the lower right corner", "centre"]
+    answer = ask(ids["autoeditor_example_speech.mp4"], "in which part of the picture is the "
+                 "running time shown", settings, options=options)
+    assert answer.option == 3 and answer.usage.llm_calls == 0, answer.answer
+
+
+def test_an_open_question_is_told_once_from_a_digest_of_the_tables(clips):
+    settings, ids = clips
+    question = "what happens in this video?"
+    answer = ask(ids["intel_bottle-detection.mp4"], question, settings)
+    assert answer.answered and answer.usage.llm_calls <= 1
+    assert answer.evidence[0].tool == "Digest" and "bottle" in answer.evidence[0].observation
+    assert answer.answer.strip().lower() != question
+
+
+def test_an_answer_that_echoes_the_question_is_refused_and_the_digest_shown(clips):
+    settings, ids = clips
+    question = "what does the person do in this video?"
+    answer = ask(ids["intel_bottle-detection.mp4"], question, settings,
+                 llm=ScriptedLLM(["What does the person do in this video?"]))
+    assert answer.answer == answer.evidence[0].observation
+    assert "repeats the question" in answer.tree[-1]["thought"]
+
+
+def test_the_library_names_the_clip_where_somebody_talks(clips):
+    settings, ids = clips
+    answer = ask_library("in which of the videos is somebody talking to the camera?", settings)
+    assert answer.videos and answer.videos[0]["video_id"] == ids["autoeditor_example_speech.mp4"]
+    assert answer.usage.llm_calls == 0
+
+
+def test_generated_descriptive_questions_are_decided_by_code_and_never_against_truth(clips,
+                                                                                  tmp_path):
+    settings, ids = clips
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for name in CLIPS:
+        (videos / name).symlink_to(clip(name))
+    made = make_descriptive_workload(videos, tmp_path / "d.csv", settings, count=80)
+    assert made["questions"] == 80 and set(made["halves"]) == {"tune", "report"}
+    rows = list(csv.DictReader(open(tmp_path / "d.csv", encoding="utf-8")))
+    decided = wrong = 0
+    for row in rows:
+        options = [row[f"a{i}"] for i in range(5)]
+        tables = _tables(settings, ids[row["video"]])
+        step = routing.first_step(row["question"], tables, options)
+        assert step is not None, row["question"]  # every need reaches its typed query
+        decision = option_match.decide(step.observation.typed, options, row["question"])
+        if decision is not None and decision.chosen is not None:
+            decided += 1
+            wrong += decision.chosen != int(row["answer"])
+    assert wrong == 0 and decided >= 0.8 * len(rows), (decided, wrong)
+
+
+def test_a_miss_is_classed_by_what_its_steps_observed():
+    options = ["cars", "buses", "no vehicles"]
+    step = {"id": 1, "parent": 0, "action": "What", "action_input": "q", "support": "computed",
+            "value": "car", "query": {"operation": "kinds"}, "observation": "43 cars",
+            "typed": {"kinds": {"car": 43}, "group": "vehicle", "unnamed": 0}}
+    tree = [{"id": 0, "parent": None, "action": ""}, step,
+            {"id": 2, "parent": 1, "action": "Answer", "answer": "no vehicles", "option": 2}]
+    assert failures.classify(tree, True, options, 0, None) == "reading"
+    assert failures.classify(tree, True, options, 1, None) == "perception"
+    recalled = [tree[0], {**step, "action": "Recall", "query": {}, "typed": {}, "value": ""}]
+    assert failures.classify(recalled, True, options, 0, None) == "routing"
+    spent = [tree[0], {"id": 1, "parent": 0, "action": "Answer",
+                       "failure": "LLM call or time budget used up"}]
+    assert failures.classify(spent, False, options, 0, None) == "budget"
+    assert [s["tool"] for s in failures.path(tree, [2])] == ["What"]
