@@ -21,8 +21,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.cli_bench import (SHARED, bench_agent, bench_ingest, bench_measurements, bench_memory,
-                                bench_objects, bench_retrieval, bench_tracking, print_agent_bench,
+from backend.cli_bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
+                                bench_measurements, bench_memory, bench_objects, bench_retrieval,
+                                bench_tracking, print_agent_bench, print_detectors_bench,
                                 print_ingest_bench, print_json, print_measurements,
                                 print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
@@ -157,6 +158,11 @@ def _workload(args, settings) -> dict:
         from backend.evaluation import library_workload
 
         return library_workload.run(settings, Path(args.out), seed=args.seed)
+    if args.descriptive:
+        from backend.evaluation.descriptive import make_descriptive_workload
+
+        return make_descriptive_workload(Path(args.videos or SHARED / "videos"), Path(args.out),
+                                         settings, count=args.count, seed=args.seed)
     if args.external_only:
         return make_external_workload(SHARED / "videos" / "ground-truth" if args.videos is None
                                       else Path(args.videos), Path(args.out), settings,
@@ -334,6 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "variants, counts with options one or two apart, a tuning and a "
                         "reporting half (column `half`); the videos are linked into videos/ "
                         "beside --out")
+    p.add_argument("--descriptive", action="store_true",
+                   help="descriptive questions (which kinds, what colour, where the text is, "
+                        "which object, the word said), truth from each video's tables, "
+                        "paraphrased options, a tuning and a reporting half (column `half`)")
     p.add_argument("--library", action="store_true",
                    help="questions across the library (which videos show a kind, N people at "
                         "once, say a word), truth from the tables; asks them and scores the "
@@ -409,6 +419,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("videos", nargs="*", metavar="VIDEO",
                    help="clips (default: the highway, bottle and car clips in ../shared/videos)")
     b.set_defaults(run=bench_objects, render=print_objects_bench)
+    b = bench_sub.add_parser("detectors", parents=[common],
+                             help="COCO object detectors scored kind by kind on images with real "
+                                  "boxes (precision, recall, box counts; cars from above apart) "
+                                  "and timed, side by side")
+    b.add_argument("--candidates", help="comma-separated (default: nanodet,yolo11n,yolo26n)")
+    b.add_argument("--truth", help="the object truth folder (default "
+                                   "../shared/images/objects-truth)")
+    b.add_argument("--limit", type=int, help="only the first N images of each set")
+    b.set_defaults(run=bench_detectors, render=print_detectors_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "
                                   "truth and its variants, per condition (the table behind "

