@@ -83,6 +83,16 @@ def _fact(store: MemoryStore, video_id: str, question: str, text: str) -> str:
                                   "support": 1}, store.embed([question])[0])
 
 
+def test_a_fact_updated_with_no_times_keeps_its_update(memory_settings):
+    # An answer decided from the kinds tracked has no times; LanceDB refused the empty list and
+    # the repeated fact's update was lost.
+    store = MemoryStore(memory_settings)
+    kept = _fact(store, "v", "what kinds of vehicles pass", "Cars pass.")
+    store.update("semantic", kept, {"times": [], "support": 2, "answer": "cars and a lorry"})
+    entry = store.search("what kinds of vehicles pass", kind="semantic", video_id="v", k=1)[0]
+    assert (entry.id, entry.times, entry.support) == (kept, [], 2)
+
+
 def test_replay_threshold_counts_and_restart(ingested, memory_settings):
     video_id = ingested(TUD).video_id
     store = MemoryStore(memory_settings)

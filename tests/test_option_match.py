@@ -115,6 +115,8 @@ _PLACES = ["top left", "top right", "bottom left", "in the lower right corner", 
     ("in which part of the picture is the timestamp", _PLACES, "screen_text"),
     ("where in the frame does the logo appear", _PLACES, "screen_text"),
     ("are there any people in the video", None, "count_distinct"),
+    ("are two people ever in view at the same time", None, "most_at_once"),
+    ("do three cars ever appear together", None, "most_at_once"),
     ("what word does the speaker say at 40 seconds", None, "speech"),
 ])
 def test_descriptive_questions_route_to_their_typed_query(question, options, operation):

@@ -20,7 +20,8 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
     during = ""
     if span is not None:
         during = f" WHERE last_seen >= {span.start} AND first_seen <= {span.end}"
-    sql = f"SELECT category, COUNT(*) AS n FROM instances{during} GROUP BY category ORDER BY n DESC"
+    sql = (f"SELECT category, COUNT(*) AS n, MIN(first_seen) AS first FROM instances{during} "
+           f"GROUP BY category ORDER BY n DESC")
     rows = tables.rows(sql)
     group = kinds.GROUP_WORDS.get(target.label or "")
     wanted = [r for r in rows if r["category"] != MOVING
@@ -36,6 +37,7 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
     text += f" The detectors can name {len(known)} kinds; anything else cannot be seen."
     return Result(text, value=", ".join(r["category"] for r in wanted), sql=sql, rows=rows,
                   support="computed" if wanted and not unnamed else "read",
+                  times=[r["first"] for r in wanted],
                   typed={"kinds": {r["category"]: r["n"] for r in wanted}, "group": group,
                          "unnamed": unnamed})
 

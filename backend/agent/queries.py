@@ -106,8 +106,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
     if query.operation == "appearance" and (ordinal := _ORDINAL.search(question.lower())):
-        operation = partial(appearance, ordinal="first" if ordinal.group(1) in ("first",
-                                                                                "earliest") else "last")
+        first = ordinal.group(1) in ("first", "earliest")
+        operation = partial(appearance, ordinal="first" if first else "last")
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())

@@ -50,6 +50,7 @@ _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|
                    r"seconds|long) (?:in|into|after|before))\b", re.I)
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once" and no "different" is left to the model.
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
@@ -75,9 +76,11 @@ _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 
 
+# A where-question whose options are places on screen and that names no kind ("where is the
+# running time shown"): where the text on screen is.
+_WHERE_IN_PICTURE = re.compile(r"^\s*(?:where|in which part|in what part|which part)\b", re.I)
 # A question that asks what or which, whose options name kinds of things ("what non-motorised
 # road user is on the motorway": a horse rider, a cyclist, nobody): which kinds appear.
-_WHERE_IN_PICTURE = re.compile(r"^\s*(?:where|in which part|in what part|which part)\b", re.I)
 _WHICH = re.compile(r"^\s*(?:what|which|who)\b", re.I)
 
 
@@ -88,6 +91,8 @@ def route(question: str, duration: float | None = None,
     name kinds goes to the kinds seen."""
     if counted := _count(question, duration):
         return counted
+    if _YES_NO.search(question) and MOST.search(question) and _named_kind(question):
+        return "most_at_once", "Count"  # "are two people ever in view at the same time"
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool

@@ -21,8 +21,8 @@ from backend.agent.meaning import place
 from backend.agent.option_match import COLOUR_WORDS, colour_distance, colours_in
 from backend.config import Settings
 from backend.errors import InputError
-from backend.evaluation.workload import (HALVES, N_OPTIONS, Fact, Sampler, _said_at, generate,
-                                         video_files, write_csv)
+from backend.evaluation.workload import (HALVES, N_OPTIONS, Fact, Sampler, generate,
+                                         said_at_sampler, video_files, write_csv)
 from models.motion import CATEGORY as MOVING
 
 # need -> wordings, as in `workload.NEEDS` ({things}: a group's plural; {thing}, {ordinal}).
@@ -76,6 +76,8 @@ def _word_for(kind: str, rng: random.Random, many: bool) -> str:
     word = rng.choice([kind, *kinds.SYNONYMS.get(kind, ())]) if kind != "person" else "person"
     if many:
         return kinds.plural(word)
+    if kinds.plural(word) == word:  # skis, scissors, sheep
+        return f"some {word}"
     return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
 
 
@@ -181,7 +183,7 @@ def _text_where(tables) -> Sampler | None:
 
 SAMPLERS: dict[str, Callable] = {"kinds_present": _kinds_present, "object_seen": _object_seen,
                                  "colour_of": _colour_of, "text_where": _text_where,
-                                 "said_at": _said_at}
+                                 "said_at": said_at_sampler}
 
 
 def samplers(tables) -> dict[str, Sampler]:

@@ -295,7 +295,7 @@ def table_samplers(tables) -> dict[str, Sampler]:
     """Needs answered from an ingested video's tables (`queries.VideoTables`), as the agent's
     typed queries read them."""
     samplers: dict[str, Sampler] = {}
-    for need, sampler in (("said_at", _said_at(tables)), ("text_at", _text_at(tables))):
+    for need, sampler in (("said_at", said_at_sampler(tables)), ("text_at", _text_at(tables))):
         if sampler:
             samplers[need] = sampler
     counts = [(nouns, sampler) for nouns, category in ((_PEOPLE, "person"), (_MOVING, "moving object"))
@@ -305,7 +305,7 @@ def table_samplers(tables) -> dict[str, Sampler]:
     return samplers
 
 
-def _said_at(tables) -> Sampler | None:
+def said_at_sampler(tables) -> Sampler | None:
     if tables.no_speech():
         return None
     rows = tables.rows("SELECT t_start, t_end, word FROM speech_words ORDER BY t_start")

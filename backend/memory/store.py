@@ -140,10 +140,18 @@ class MemoryStore:
         return row["id"]
 
     def update(self, kind: str, entry_id: str, values: dict) -> None:
+        # LanceDB cannot write an empty list as a value ("concat requires input of at least
+        # one array"): an answer with no times lost its fact's update. Those go as SQL.
+        empty = [k for k, v in values.items() if isinstance(v, list) and not v]
         with self._lock:
             table = self._table(kind)
             _add_missing_columns(table, kind)
-            table.update(where=_id_filter(entry_id), values={**values, "updated_at": _now()})
+            table.update(where=_id_filter(entry_id),
+                         values={**{k: v for k, v in values.items() if k not in empty},
+                                 "updated_at": _now()})
+            if empty:
+                table.update(where=_id_filter(entry_id),
+                             values_sql={k: "make_array()" for k in empty})
 
     def upsert_pattern(self, task_type: str, text: str, n_workflows: int) -> str:
         entry_id = f"pattern-{task_type}"
