@@ -94,7 +94,7 @@ def test_generated_descriptive_questions_are_decided_by_code_and_never_against_t
         tables = _tables(settings, ids[row["video"]])
         step = routing.first_step(row["question"], tables, options)
         assert step is not None, row["question"]  # every need reaches its typed query
-        decision = option_match.decide(step.observation.typed, options, row["question"])
+        decision = option_match.decide(step.observation.typed, options)
         if decision is not None and decision.chosen is not None:
             decided += 1
             wrong += decision.chosen != int(row["answer"])

@@ -42,13 +42,13 @@ class Decision:
         return [i for i, s in self.scores.items() if s == 0]
 
 
-def decide(typed: dict, options: list[str], question: str = "") -> Decision | None:
+def decide(typed: dict, options: list[str]) -> Decision | None:
     """The options matched against the typed evidence; None when the evidence holds nothing
     the options can be read against (then the planner goes on as before)."""
     if not typed or not options:
         return None
     if "kinds" in typed:
-        return _by_kinds(typed, options, question)
+        return _by_kinds(typed, options)
     if typed.get("colours"):
         return _by_colours(typed["colours"], options)
     if typed.get("places") and all(meaning.place(o) for o in options):
@@ -112,7 +112,7 @@ def option_kinds(option: str) -> tuple[set[str], bool] | None:
     return named | {f"group:{g}" for g in groups}, False
 
 
-def _by_kinds(typed: dict, options: list[str], question: str) -> Decision | None:
+def _by_kinds(typed: dict, options: list[str]) -> Decision | None:
     """Score: 0.7 x the share of the option's kinds seen + 0.3 x their overlap with all kinds
     seen (so 'cars and trucks' beats 'cars' when both were seen); 'no X' is 1 when no X was
     seen and 0 otherwise."""

@@ -318,7 +318,7 @@ class Planner:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
         if q.options and parent.support in ("computed", "read") and \
-                (decision := option_match.decide(parent.typed, q.options, q.text)) and \
+                (decision := option_match.decide(parent.typed, q.options)) and \
                 decision.chosen is not None:
             i = decision.chosen
             return self._add_answer(q, parent, decision.explanation, q.options[i], i,
@@ -456,7 +456,7 @@ class Planner:
         halfway = nearest_options(parent.value, q.options) if parent.support == "computed" else []
         if len(halfway) > 1:
             return halfway, halfway, False
-        decision = option_match.decide(parent.typed, q.options, q.text)
+        decision = option_match.decide(parent.typed, q.options)
         if decision is None:
             return None, None, False
         if decision.explanation not in parent.observation:

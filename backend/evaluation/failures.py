@@ -36,7 +36,7 @@ def path(tree: list[dict], chosen: list[int]) -> list[dict]:
 
 
 def classify(tree: list[dict], answered: bool, options: list[str] | None, truth: int | None,
-             truth_text: str | None, question: str = "") -> str:
+             truth_text: str | None) -> str:
     """The class of a wrong answer (`CLASSES`), from every tool step in its tree."""
     steps = [n for n in tree if n.get("action") and n["action"] != "Answer" and n.get("parent")
              is not None]
@@ -46,20 +46,20 @@ def classify(tree: list[dict], answered: bool, options: list[str] | None, truth:
     typed = [n for n in steps if n.get("query") or n.get("typed") or n.get("value")]
     if not typed:
         return "routing"
-    if any(_supports(n, options, truth, truth_text, question) for n in typed):
+    if any(_supports(n, options, truth, truth_text) for n in typed):
         return "reading"
     return "perception"
 
 
-def _supports(node: dict, options: list[str] | None, truth: int | None, truth_text: str | None,
-              question: str) -> bool:
+def _supports(node: dict, options: list[str] | None, truth: int | None,
+              truth_text: str | None) -> bool:
     """Whether one step's evidence points at the right answer."""
     if node.get("support") in ("none", "unobserved"):
         return False
     if options is None or truth is None:
         wanted = (truth_text or "").strip().lower()
         return bool(wanted) and wanted in (node.get("observation") or "").lower()
-    decision = option_match.decide(node.get("typed") or {}, options, question)
+    decision = option_match.decide(node.get("typed") or {}, options)
     if decision is not None and decision.supported:
         return truth in decision.supported
     value = node.get("value") or ""

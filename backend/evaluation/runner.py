@@ -197,7 +197,7 @@ def _fill(record: dict, q: Question, f: AnswerFigures) -> None:
     if not record["correct"]:
         record["failure"] = failures.classify(tree, f.answered, list(q.options or []) or None,
                                               q.answer if q.multiple_choice else None,
-                                              q.answer_text, q.question)
+                                              q.answer_text)
 
 
 def _progress_line(position: int, total: int, r: dict) -> str:
