@@ -49,11 +49,13 @@ SYNONYMS = {
     "refrigerator": ("fridge", "freezer"), "oven": ("cooker", "stove"),
     "washing machine": ("washer",), "hair drier": ("hair dryer",), "donut": ("doughnut",),
 }
-# Words for a person with the thing they ride or use: a cyclist is a person and a bicycle.
+# Words for a person with the thing they ride or use, which name neither (a person and a
+# bicycle); "<kind> rider" or "<kind> driver" is read by rule (`named`).
 WITH_PERSON = {"cyclist": "bicycle", "bicyclist": "bicycle", "biker": "bicycle",
-               "motorcyclist": "motorcycle", "horse rider": "horse", "horseman": "horse",
-               "jockey": "horse", "skateboarder": "skateboard", "skier": "skis",
-               "surfer": "surfboard", "snowboarder": "snowboard"}
+               "motorcyclist": "motorcycle", "horseman": "horse", "jockey": "horse",
+               "skateboarder": "skateboard", "skier": "skis", "surfer": "surfboard",
+               "snowboarder": "snowboard"}
+_RIDES = re.compile(r"\b(?:rider|riders|driver|drivers)\b")
 # Kinds that move by themselves: a moving object tracked by background subtraction may be one.
 MOVING = frozenset({"person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck",
                     "boat", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear",
@@ -114,4 +116,6 @@ def named(text: str) -> list[str]:
             if (ridden := WITH_PERSON.get(word) or _WITH_PERSON_PLURAL.get(word)):
                 found.append((at + 0.5, ridden))
             lowered = lowered.replace(f" {word} ", " " + "_" * len(word) + " ")
+    if found and _RIDES.search(lowered):  # someone riding or driving the kind named
+        found.append((found[0][0] - 0.5, "person"))
     return list(dict.fromkeys(kind for _, kind in sorted(found)))

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from backend import kinds
-from backend.agent.queries import SPEECH_WINDOW
+from backend.agent.text_queries import SPEECH_WINDOW
 from backend.errors import QueryError
 from backend.schema import TABLES
 from backend.sql_runner import run_query

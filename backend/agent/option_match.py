@@ -12,7 +12,8 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   unnamed (moving things no detector named);
 - colours: the colour names measured on the object asked about;
 - texts: what was read on screen or said (one entry per text or sentence);
-- places: {place on screen ('bottom right'): how many reads there}, for on-screen text.
+- places: {a place on screen, in `describe.where`'s words: how many reads there}, for
+  on-screen text.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def _by_kinds(typed: dict, options: list[str]) -> Decision | None:
             continue  # the unnamed moving things may be any of them: code cannot tell
         hits = {k for k in named if any(d in seen for d in kinds.detected_as(k))}
         # A kind that moves by itself may be one of the unnamed moving things (one no detector
-        # here names, or one it missed: a cyclist side-on far away): half a hit.
+        # here names, or one it missed, small and far away): half a hit.
         maybe = {k for k in named - hits if unnamed and k in kinds.MOVING}
         found = len(hits) + len(maybe) / 2
         scores[i] = round(0.7 * found / len(named) + 0.3 * found / len(named | seen), 2)

@@ -79,8 +79,8 @@ _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 # A where-question whose options are places on screen and that names no kind ("where is the
 # running time shown"): where the text on screen is.
 _WHERE_IN_PICTURE = re.compile(r"^\s*(?:where|in which part|in what part|which part)\b", re.I)
-# A question that asks what or which, whose options name kinds of things ("what non-motorised
-# road user is on the motorway": a horse rider, a cyclist, nobody): which kinds appear.
+# A question that asks what or which, whose options name kinds of things ("which animal crosses
+# the field": a dog, a deer, nobody): which kinds appear.
 _WHICH = re.compile(r"^\s*(?:what|which|who)\b", re.I)
 
 
@@ -92,7 +92,7 @@ def route(question: str, duration: float | None = None,
     if counted := _count(question, duration):
         return counted
     if _YES_NO.search(question) and MOST.search(question) and _named_kind(question):
-        return "most_at_once", "Count"  # "are two people ever in view at the same time"
+        return "most_at_once", "Count"  # "are N of a kind ever in view together": compared
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool

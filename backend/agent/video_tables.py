@@ -90,6 +90,11 @@ def _singular(noun: str) -> str:
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3 else noun
 
 
+def quoted(text: str) -> str:
+    """Text as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def plural(n: int, noun: str) -> str:
     if n == 1:
         return f"1 {noun}"

@@ -59,16 +59,17 @@ NEEDS: dict[str, tuple[str, list[str]]] = {
     ]),
 }
 
+_OTHER = {"top": "upper", "bottom": "lower"}
 _GROUP_PLURAL = {"vehicle": "vehicles", "animal": "animals", "appliance": "appliances"}
 # Colours far apart (neither the same nor neighbours, `option_match`): the distractors.
 _COLOURS = sorted(set(COLOUR_WORDS.values()) - {"beige"})
-_PLACES = {("top", "left"): ["top left", "in the upper left corner", "top-left"],
-           ("top", "right"): ["top right", "in the upper right corner", "top-right"],
-           ("bottom", "left"): ["bottom left", "in the lower left corner", "bottom-left"],
-           ("bottom", "right"): ["bottom right", "in the lower right corner", "bottom-right"],
-           ("middle", "centre"): ["centre", "in the middle", "center"],
-           ("top", "centre"): ["top centre", "at the top in the middle", "top center"],
-           ("bottom", "centre"): ["bottom centre", "at the bottom in the middle"]}
+# Ways of saying a third of the picture (`meaning.place` reads them all back): its two words,
+# hyphened, and a corner or edge in other words.
+_PLACES = {(v, h): [f"{v} {h}", f"{v}-{h}", f"in the {_OTHER[v]} {h} corner"]
+           for v in ("top", "bottom") for h in ("left", "right")}
+_PLACES.update({(v, "centre"): [f"{v} centre", f"{v} center", f"at the {v} in the middle"]
+                for v in ("top", "bottom")})
+_PLACES[("middle", "centre")] = ["centre", "center", "in the middle"]
 
 
 def _word_for(kind: str, rng: random.Random, many: bool) -> str:
