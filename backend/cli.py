@@ -128,11 +128,12 @@ def _print_memory(payload: dict) -> None:
 
 
 def _setup(args, settings) -> dict:
-    """Assemble the offline model files once (verified by sha256), export the person detector
-    for its runtime and build the COCO object detector, so the first ingest is quick. Without
-    the object detector the rest still works: setup says why, and ingest tracks people and
-    moving things only."""
-    from models import coco, weights
+    """Assemble the offline model files once (verified by sha256), export the person and object
+    detectors for their runtime, so the first ingest is quick. Without the object detector the
+    rest still works: setup says exactly what failed, and ingest tracks people and moving things
+    only."""
+    from backend.factory import ModelSet
+    from models import coco, weights, wheel_weights
     from models.tracker import Tracker
 
     detector = Tracker(weights=settings.detector_weights, device=settings.device,
@@ -143,11 +144,16 @@ def _setup(args, settings) -> dict:
         prepared[f"qwen2.5-coder-{size}"] = weights.qwen_gguf(settings.cache_dir, size)
     if settings.objects_enabled:
         try:
-            prepared["objects (NanoDet, COCO)"] = coco.build(settings.cache_dir)
+            chosen = settings.objects_weights or wheel_weights.DEFAULT
+            if chosen == "nanodet":
+                coco.build(settings.cache_dir)
+            elif chosen in wheel_weights.CANDIDATES:
+                wheel_weights.fetch(wheel_weights.CANDIDATES[chosen], settings.cache_dir)
+            objects = ModelSet(settings).objects
+            prepared[f"objects ({objects.name})"] = objects.detector.path
         except weights.WeightsError as e:
-            log.warning("the COCO object detector was not built: %s", e)
-            prepared["objects (NanoDet, COCO)"] = f"not built, ingest tracks people and moving " \
-                                                  f"things only: {e}"
+            log.warning("the COCO object detector is not ready: %s", e)
+            prepared["objects"] = f"not ready, ingest tracks people and moving things only: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
@@ -427,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--truth", help="the object truth folder (default "
                                    "../shared/images/objects-truth)")
     b.add_argument("--limit", type=int, help="only the first N images of each set")
+    b.add_argument("--write", action="store_true",
+                   help="write the default detector's precision per kind and size to "
+                        "backend/agent/object_precision.json and the README's table of kinds")
     b.set_defaults(run=bench_detectors, render=print_detectors_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "

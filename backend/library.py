@@ -46,8 +46,9 @@ from backend.schema import TABLES
 
 log = logging.getLogger(__name__)
 
+# Animated GIF and WebP are re-timed into an MP4 at ingest (backend/ingest/animated.py).
 VIDEO_EXTENSIONS = {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".wmv",
-                    ".flv", ".ts", ".3gp"}
+                    ".flv", ".ts", ".3gp", ".gif", ".webp"}
 _ID_LENGTH = 16
 _VIDEO_ID = re.compile(r"[0-9a-f]{16}")
 

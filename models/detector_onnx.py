@@ -85,3 +85,45 @@ def session(path: Path, threads: int):
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+_EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no task: say it
+
+
+def load(path: str, runtime: str, device: str, cache_dir, task: str | None = None) -> tuple:
+    """(ultralytics model, runtime name, class names). PyTorch weights run on ONNX Runtime for
+    `auto` (on the CPU) and `onnx`, exported once into `cache_dir`; `auto` falls back to PyTorch
+    when that cannot be done. Weights in another format run in their own runtime."""
+    from ultralytics import YOLO
+
+    if runtime not in RUNTIMES:
+        raise ValueError(f"detector runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+    if not path.endswith(".pt"):
+        model = YOLO(path, task=task or ("detect" if path.endswith(_EXPORTED) else None))
+        return model, "onnx" if path.endswith(".onnx") else Path(path).suffix[1:], dict(model.names)
+    model = YOLO(path, task=task)
+    names = dict(model.names)  # read here: an exported model would load a session to tell them
+    if runtime == "torch" or (runtime == "auto" and device != "cpu"):
+        return model, "torch", names
+    if cache_dir is None:  # nowhere to keep an export
+        if runtime == "onnx":
+            raise ValueError("the ONNX detector runtime needs a cache_dir for its export")
+        return model, "torch", names
+    try:
+        onnx_path = exported(Path(model.ckpt_path or path), Path(cache_dir))
+    except WeightsError as exc:
+        if runtime == "onnx":
+            raise
+        log.warning("detector runs on PyTorch: %s", exc)
+        return model, "torch", names
+    return YOLO(str(onnx_path), task=model.task), "onnx", names
+
+
+def tune(model, onnx_path: Path, threads: int, tuned: list) -> None:
+    """Ultralytics builds the ONNX Runtime session with default options, whose spinning workers
+    burn the CPU the rest of ingest needs; swap in ours once the model's predictor exists
+    (`tuned` remembers the backends already swapped)."""
+    backend = model.predictor.model.backend
+    if backend not in tuned:
+        backend.session = session(onnx_path, threads)
+        tuned.append(backend)

@@ -1,12 +1,11 @@
-"""Everyday objects of the COCO kinds, detected by NanoDet (models/coco.py) and tracked by ByteTrack.
+"""Everyday objects of the COCO kinds, detected by a COCO detector (models/coco.py: YOLO26n by
+default) and tracked by ByteTrack.
 
-People are left to the person detector (models/tracker.py), which finds them better at every
-size the footage variants measure (NanoDet's people added where it saw nobody made the count
-worse on all 14 variants: `bench tracking --variants`, TUD-Campus MAE 0.40 -> 1.53); this
-tracker reports the other 79 kinds. The association is
-ultralytics' ByteTrack fed with NanoDet's boxes, so objects follow the same rules as people.
-A track's kind is the one with the most score over its sightings (`settle_kinds`): NanoDet calls a
-bottle a vase now and then, and a vehicle a car or a truck from one frame to the next.
+People are left to the person detector (models/tracker.py), whose keypoints give posture; this
+tracker reports the other 79 kinds. The association is ultralytics' ByteTrack fed with the
+detector's boxes, so objects follow the same rules as people. A track's kind is the one with the
+most score over its sightings (`settle_kinds`): a detector calls a bottle a vase now and then,
+and a vehicle a car or a truck from one frame to the next.
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ import numpy as np
 from models import coco
 from models.types import Detection
 
-# NanoDet's scores run lower than YOLO's: a real car on the highway clip scores 0.35-0.7.
+# Set for NanoDet, whose scores run lower than YOLO's (a real car on the highway clip scored
+# 0.35-0.7), and kept for YOLO26n: the object tests on the sample clips hold with both.
 # A box this sure may continue a track (ByteTrack's second, low-score association); one of
 # `_HIGH` may also match first, and a new track needs `_NEW_TRACK`.
 DETECT_CONF = 0.25
@@ -37,7 +37,7 @@ _BUFFERED = 2.0
 class CocoTracker:
     """Detect and track the non-person COCO kinds in the successive frames of one video."""
 
-    def __init__(self, detector: "coco.NanoDet | coco.UltralyticsDetector"):
+    def __init__(self, detector: "coco.UltralyticsDetector | coco.NanoDet"):
         self.detector = detector
         self.name = f"{self.detector.name} + ByteTrack"
         self.categories = {i: c for i, c in enumerate(coco.CLASSES) if c != "person"}
@@ -57,8 +57,8 @@ class CocoTracker:
                 for row in tracked]
 
     def _association(self):
-        # fuse_score off: ByteTrack would weigh each overlap by the box's score, and at NanoDet's
-        # 0.4 a car's box overlapping its track by 80 % then scores like a stranger's (measured on
+        # fuse_score off: ByteTrack would weigh each overlap by the box's score, and at a score
+        # of 0.4 a car's box overlapping its track by 80 % then scores like a stranger's (measured on
         # the highway clip: 1-3 of 7-8 cars a frame kept a track, against 4-6 without it).
         if self._tracker is None:
             from ultralytics.trackers.byte_tracker import BYTETracker

@@ -22,7 +22,6 @@ and renumbers them for a whole video.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
@@ -30,10 +29,8 @@ os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for th
 
 import numpy as np
 
-from models import pose
+from models import detector_onnx, pose
 from models.types import Detection
-
-log = logging.getLogger(__name__)
 
 # The association step after detection, by MEMORYREEL_TRACKER: OC-SORT by default, ByteTrack
 # (the earlier default) for comparison. Both files hold the same thresholds. Note that the installed
@@ -58,7 +55,6 @@ TARGET_PERSON_PX = 128
 _PROBE_CONF = 0.4
 
 _PERSON_ALIASES = {"normal", "fall", "person"}
-_EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no task: say it
 
 
 class Tracker:
@@ -74,7 +70,7 @@ class Tracker:
         # All cores unless told fewer: a batch ingest shares them among its worker processes.
         self._threads = threads or max(1, os.cpu_count() or 1)
         path = str(weights) if weights else str(pose.default_weights())
-        self.model, self.runtime, names = _load(path, runtime, device, cache_dir)
+        self.model, self.runtime, names = detector_onnx.load(path, runtime, device, cache_dir)
         self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs
         self._onnx = self.weights_path if self.runtime == "onnx" and device == "cpu" else None
         self._tuned = []  # the ONNX backends whose sessions have our thread settings
@@ -180,14 +176,7 @@ class Tracker:
         return heights
 
     def _tune_session(self, model=None) -> None:
-        """Ultralytics builds the ONNX Runtime session with default options, whose spinning
-        workers burn the CPU the rest of ingest needs; swap in ours once its predictor exists."""
-        from models import detector_onnx
-
-        backend = (model or self.model).predictor.model.backend
-        if backend not in self._tuned:
-            backend.session = detector_onnx.session(self._onnx, self._threads)
-            self._tuned.append(backend)
+        detector_onnx.tune(model or self.model, self._onnx, self._threads, self._tuned)
 
     def reset(self) -> None:
         """Forget all tracks and the input size `fit` chose (call before a new video); ids
@@ -207,35 +196,3 @@ def input_size(heights: list[float], long_side: int, base: int, largest: int) ->
     small = float(np.percentile(heights, 25))
     wanted = long_side * TARGET_PERSON_PX / max(small, 1.0)
     return int(min(largest, max(base, 32 * np.ceil(wanted / 32))))
-
-
-def _load(path: str, runtime: str, device: str, cache_dir) -> tuple:
-    """(ultralytics model, runtime name, class names). PyTorch weights run on ONNX Runtime for
-    `auto` (on the CPU) and `onnx`, exported once into `cache_dir`; `auto` falls back to PyTorch
-    when that cannot be done. Weights in another format run in their own runtime."""
-    from ultralytics import YOLO
-
-    from models import detector_onnx
-    from models.weights import WeightsError
-
-    if runtime not in detector_onnx.RUNTIMES:
-        raise ValueError(f"detector runtime must be one of {', '.join(detector_onnx.RUNTIMES)}, "
-                         f"not {runtime!r}")
-    if not path.endswith(".pt"):
-        task = "detect" if path.endswith(_EXPORTED) else None
-        model = YOLO(path, task=task)
-        return model, "onnx" if path.endswith(".onnx") else Path(path).suffix[1:], dict(model.names)
-    model = YOLO(path)
-    names = dict(model.names)  # read here: an exported model would load a session to tell them
-    if runtime == "torch" or (runtime == "auto" and device != "cpu"):
-        return model, "torch", names
-    if cache_dir is None:
-        raise ValueError("the ONNX detector runtime needs a cache_dir for its export")
-    try:
-        onnx_path = detector_onnx.exported(Path(model.ckpt_path or path), Path(cache_dir))
-    except WeightsError as exc:
-        if runtime == "onnx":
-            raise
-        log.warning("detector runs on PyTorch: %s", exc)
-        return model, "torch", names
-    return YOLO(str(onnx_path), task=model.task), "onnx", names

@@ -71,6 +71,19 @@ def test_an_answer_that_echoes_the_question_is_refused_and_the_digest_shown(clip
     assert "repeats the question" in answer.tree[-1]["thought"]
 
 
+def test_an_account_sharing_only_the_digests_own_phrasing_is_refused():
+    from backend.agent import digest
+
+    lines = ["Between 0.0 and 30.0 s: 12 cars, 1 truck.",
+             "[0.0-29.6 s] 12 cars: 9 moves down, 3 moves up", "[26.0-27.4 s] #28 white truck"]
+    vacuous = ("The video shows a sequence of events that occur between 0.0 and 30.0 seconds. "
+               "The video is measured in the video.")
+    assert digest.refused(vacuous, "what happens in this video?", lines) == \
+        "it says nothing the evidence holds"
+    assert digest.refused("Twelve cars pass, most of them moving down, and a white truck.",
+                          "what happens in this video?", lines) is None
+
+
 def test_the_library_names_the_clip_where_somebody_talks(clips):
     settings, ids = clips
     answer = ask_library("in which of the videos is somebody talking to the camera?", settings)

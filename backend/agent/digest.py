@@ -28,6 +28,10 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
 _MAX_LINES = 24
 _EACH = 8   # up to this many of a kind are listed one by one; more, as one line
 _WORD = re.compile(r"[a-z0-9]+")
+# The digest's own phrasing, which every digest holds whatever the video shows: an account that
+# shares only these with it ("events that occur between 0.0 and 30.0 seconds") tells nothing.
+_FRAME_WORDS = {"between", "said", "shown", "screen", "camera", "moves", "detector", "could",
+                "name", "nothing", "tracked", "moving", "object", "objects", "video", "seconds"}
 
 
 def is_open(question: str) -> bool:
@@ -107,7 +111,7 @@ def refused(answer: str, question: str, digest: list[str]) -> str | None:
         return "it is empty"
     if SequenceMatcher(None, said, asked).ratio() > 0.8 or said.rstrip("?.! ") in asked:
         return "it repeats the question"
-    held = set(_WORD.findall(" ".join(digest).lower())) - set(_WORD.findall(asked))
+    held = set(_WORD.findall(" ".join(digest).lower())) - set(_WORD.findall(asked)) - _FRAME_WORDS
     content = {w for w in _WORD.findall(said) if len(w) > 3}
     if not content & held:
         return "it says nothing the evidence holds"

@@ -85,6 +85,9 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
         if result.support == "computed" and query.operation in precision.MEASURED and \
                 parse_target(query.target).category == "person":
             result.conditions = tables.conditions
+        elif result.support == "computed" and query.operation in precision.OBJECT_MEASURED:
+            result.conditions = precision.object_conditions(tables,
+                                                            list((result.typed or {}).get("kinds", {})))
     except QueryError as e:
         result = Result(f"The tables refused the query: {e}", support="none")
     result.span = span

@@ -155,7 +155,7 @@ class VideoTables:
             objects = self.video["models"].get("objects") or "off"
             return (f"Everyday objects were not tracked when this video was ingested ({objects}), "
                     f"so no {target.label} is recorded in the tables. Run `python -m backend "
-                    f"setup` (it builds the COCO object detector with npm), keep MEMORYREEL_OBJECTS "
+                    f"setup` (it fetches the COCO object detector), keep MEMORYREEL_OBJECTS "
                     f"on and ingest the video again.")
         return (f"Ingest cannot see any {target.label}: its detectors know only "
                 f"{', '.join(self.categories)}, and {target.label} is none of the 80 COCO kinds "

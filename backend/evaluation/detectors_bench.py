@@ -23,6 +23,10 @@ IOU = 0.5
 SETS = ("coco_val2017_first128", "indoor_cartucho_map", "drone_vehicles_cats_madison")
 _ABOVE = "drone_vehicles_cats_madison"
 _VEHICLES = ("car", "truck", "bus")
+# Sizes are taken at the detector's input, an image's long side at this many pixels (ingest's
+# default, and COCO's own images), so a kind's precision per size carries over to video frames.
+REFERENCE = 640
+SMALL_AREA, LARGE_AREA = 32 * 32, 96 * 96
 
 
 def read_set(folder: Path, limit: int | None = None) -> list[tuple[Path, list[tuple[str, np.ndarray]]]]:
@@ -52,9 +56,24 @@ def _iou(a: np.ndarray, b: np.ndarray) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def size_of(box: np.ndarray, pixels: tuple[float, float]) -> str:
+    """COCO's size class of a normalised box seen at `pixels` (width, height): small under
+    32 x 32 pixels of area, large over 96 x 96."""
+    area = (box[2] - box[0]) * pixels[0] * (box[3] - box[1]) * pixels[1]
+    return "small" if area < SMALL_AREA else "medium" if area < LARGE_AREA else "large"
+
+
+def _count(tally: dict, kind: str, size: str, figure: str) -> None:
+    tally[kind][figure] += 1
+    sizes = tally[kind].setdefault("sizes", {})
+    sizes.setdefault(size, {"tp": 0, "fp": 0, "fn": 0, "boxes": 0})[figure] += 1
+
+
 def score_image(truth: list[tuple[str, np.ndarray]], found: list[tuple[str, float, np.ndarray]],
-                tally: dict, merge: dict[str, str] | None = None) -> None:
-    """Add one image's true positives, false positives and misses per kind to `tally`."""
+                tally: dict, merge: dict[str, str] | None = None,
+                pixels: tuple[float, float] = (REFERENCE, REFERENCE)) -> None:
+    """Add one image's true positives, false positives and misses per kind to `tally`, also
+    per size class at `pixels` (a detection by its own box's size, a miss by the true box's)."""
     merge = merge or {}
     truth = [(merge.get(k, k), b) for k, b in truth]
     found = sorted(((merge.get(k, k), s, b) for k, s, b in found), key=lambda f: -f[1])
@@ -66,23 +85,26 @@ def score_image(truth: list[tuple[str, np.ndarray]], found: list[tuple[str, floa
                 best, at = iou, i
         if at is not None and best >= IOU:
             used.add(at)
-            tally[kind]["tp"] += 1
-        else:
-            tally[kind]["fp"] += 1
-    for i, (k, _) in enumerate(truth):
-        tally[k]["boxes"] += 1
+        _count(tally, kind, size_of(box, pixels), "tp" if at is not None and best >= IOU else "fp")
+    for i, (k, b) in enumerate(truth):
+        _count(tally, k, size_of(b, pixels), "boxes")
         if i not in used:
-            tally[k]["fn"] += 1
+            _count(tally, k, size_of(b, pixels), "fn")
 
 
 def _figures(tally: dict) -> dict:
     out = {}
     for kind, t in sorted(tally.items()):
-        said = t["tp"] + t["fp"]
-        out[kind] = {"boxes": t["boxes"], "found": said,
-                     "precision": round(t["tp"] / said, 3) if said else None,
-                     "recall": round(t["tp"] / t["boxes"], 3) if t["boxes"] else None}
+        out[kind] = _rates(t)
+        out[kind]["sizes"] = {size: _rates(f) for size, f in sorted(t.get("sizes", {}).items())}
     return out
+
+
+def _rates(t: dict) -> dict:
+    said = t["tp"] + t["fp"]
+    return {"boxes": t["boxes"], "found": said, "right": t["tp"],
+            "precision": round(t["tp"] / said, 3) if said else None,
+            "recall": round(t["tp"] / t["boxes"], 3) if t["boxes"] else None}
 
 
 def _summary(kinds: dict) -> dict:
@@ -125,7 +147,8 @@ def detectors_bench(truth_root: Path, candidates: dict[str, Callable[[], object]
                          for b, s, c in zip(boxes, scores, classes)]
                 if set_name == _ABOVE:  # only vehicles are labelled there
                     found = [f for f in found if f[0] in _VEHICLES]
-                score_image(truth, found, tally, merge)
+                scale = REFERENCE / max(w, h)
+                score_image(truth, found, tally, merge, (w * scale, h * scale))
             kinds = _figures(tally)
             by_set[set_name] = {"images": len(items), "kinds": kinds, "summary": _summary(kinds)}
             progress(f"{name} on {set_name}: {by_set[set_name]['summary']}")
@@ -159,4 +182,43 @@ def table(payload: dict) -> str:
                 g = payload["candidates"][n]["sets"][set_name]["kinds"].get(kind) or {}
                 cells.append(f"{g.get('precision')} / {g.get('recall')}")
             lines.append(f"| {set_name} | {kind} | {f['boxes']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+_PRECISION_SET = "coco_val2017_first128"  # the one set whose every object is labelled
+
+
+def precision_table(payload: dict, candidate: str) -> dict:
+    """The candidate's precision per kind and size on COCO val2017, as the confidence contract
+    reads it (backend/agent/precision.py, `object_measured`)."""
+    run = payload["candidates"][candidate]
+    kinds = run["sets"][_PRECISION_SET]["kinds"]
+    return {"detector": run["detector"],
+            "source": f"COCO val2017 images ({run['sets'][_PRECISION_SET]['images']}, "
+                      f"confidence >= {payload['conf']}, IoU >= {payload['iou']})",
+            "kinds": {kind: {size: {"right": f["right"], "of": f["found"]}
+                             for size, f in figures["sizes"].items() if f["found"]}
+                      for kind, figures in kinds.items() if figures["found"]}}
+
+
+def kinds_table(table: dict, high: float, min_boxes: int, every_kind: tuple[str, ...]) -> str:
+    """Which kinds can be asked about, and how far an answer naming each can be trusted, from a
+    precision table: markdown for the README."""
+    rows: dict[str, list[str]] = {"high": [], "medium": [], "low": [],
+                                  "unmeasured": sorted(set(every_kind) - set(table["kinds"]))}
+    for kind, sizes in sorted(table["kinds"].items()):
+        right = sum(c["right"] for c in sizes.values())
+        said = sum(c["of"] for c in sizes.values())
+        trusted = [size for size, c in sizes.items()
+                   if c["of"] >= min_boxes and c["right"] / c["of"] >= high]
+        entry = f"{kind} ({right}/{said}{'; high when ' + ', '.join(trusted) if trusted else ''})"
+        rows["high" if trusted else "medium" if said and right / said >= 0.5 else "low"].append(entry)
+    words = {"high": f"right >= {high:.0%} on >= {min_boxes} detections at some size: can be "
+                     "answered with high confidence",
+             "medium": "right at least half the time: answered, never high",
+             "low": "right less than half the time: answered, low in practice",
+             "unmeasured": "never named on these images: answered, never high"}
+    lines = [f"Measured for {table['detector']} on {table['source']}; right/said per kind.", "",
+             "| how far | kinds |", "|---|---|"]
+    lines += [f"| {words[level]} | {', '.join(kinds) or '(none)'} |" for level, kinds in rows.items()]
     return "\n".join(lines)

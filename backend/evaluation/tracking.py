@@ -109,6 +109,9 @@ def _distances(truth: list[tuple[int, Box]], tracked: list[tuple[int, Box]]) -> 
     return np.where(iou >= _MIN_IOU, 1 - iou, np.nan)
 
 
+SMALL_PERSON_PX = 64
+
+
 def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
           frame_size: tuple[int, int] | None = None) -> dict:
     """Metrics over `frames`, pairs of (ground-truth frame index, tracked frame index): the
@@ -118,6 +121,7 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
     counts = []
     truth_ids, tracked_ids = set(), set()
     pairs: dict[int, list[tuple[int, int, Box, Box]]] = defaultdict(list)
+    small_total = small_found = 0
     for gt_frame, frame in frames:
         here, seen = truth.get(gt_frame, []), tracked.get(frame, [])
         distances = _distances(here, seen)
@@ -125,8 +129,13 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
         counts.append((len(here), len(seen)))
         truth_ids.update(i for i, _ in here)
         tracked_ids.update(i for i, _ in seen)
+        small = {i for i, b in here if b[3] - b[1] < SMALL_PERSON_PX}
+        small_total += len(small)
+        found = set()
         for (gt_id, gt_box), (track_id, box) in _best_matches(here, seen, distances):
             pairs[track_id].append((frame, gt_id, gt_box, box))
+            found.add(gt_id)
+        small_found += len(small & found)
     names = ["mota", "motp", "idf1", "num_switches", "num_fragmentations", "precision", "recall"]
     summary = motmetrics.metrics.create().compute(accumulator, metrics=names, name="run")
     metric = {name: float(summary[name].iloc[0]) for name in names}
@@ -139,6 +148,8 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
         "id_switches": int(metric["num_switches"]),
         "fragmentations": int(metric["num_fragmentations"]),
         "precision": round(metric["precision"], 3), "recall": round(metric["recall"], 3),
+        # Of true boxes under SMALL_PERSON_PX tall, the share a tracked box overlaps best.
+        "small_recall": round(small_found / small_total, 3) if small_total else None,
         "count_mae": round(float(np.abs(errors).mean()), 3) if len(errors) else None,
         "count_bias": round(float(errors.mean()), 3) if len(errors) else None,
         "within_one": round(float((np.abs(errors) <= 1).mean()), 3) if len(errors) else None,

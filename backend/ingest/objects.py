@@ -1,14 +1,14 @@
 """Everyday objects after the frame pass: each object track's kind settled, moving things named.
 
 The frame pass leaves three kinds of raw track side by side, told apart by their id range:
-people (the person detector), everyday objects (NanoDet, from `OBJECT_IDS`) and moving things
+people (the person detector), everyday objects (the COCO detector, from `OBJECT_IDS`) and moving things
 (background subtraction, from `MOTION_IDS`: blobs with no kind). Here
-- an object track takes the kind its sightings' scores add up to most (NanoDet calls a bottle a
+- an object track takes the kind its sightings' scores add up to most (a detector calls a bottle a
   vase now and then, a vehicle a car or a truck from frame to frame);
 - a moving thing that is, most of the time it is seen, the box of an object of a kind that moves
   by itself (a car, a boat, a dog) takes that kind, and the object's boxes it covers go: the same
   car tracked twice would be counted twice. Background subtraction follows a moving car better
-  than NanoDet finds it from frame to frame, so the moving track is the one kept.
+  than a detector finds it from frame to frame, so the moving track is the one kept.
 """
 
 from __future__ import annotations

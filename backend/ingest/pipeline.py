@@ -25,7 +25,7 @@ from backend.config import Settings
 from backend.errors import DiskFullError, InputError
 from backend.factory import ModelSet, llm_for
 from backend import episodic
-from backend.ingest import decode, frame_pass, objects, preview, scenes, tables
+from backend.ingest import animated, decode, frame_pass, objects, preview, scenes, tables
 from backend.ingest.frame_pass import FrameEvidence, Progress
 from backend.ingest.tracks import clean_tracks, drop_cut_off, drop_doubles, fill_gaps, relabel
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
@@ -108,12 +108,20 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             entry = library.get(video_id)
             return IngestResult(video_id=video_id, name=entry.name, cached=True,
                                 counts=entry.counts(), seconds=seconds, duration=entry.duration)
-        with stage("probe"):
-            meta = decode.probe(path)
-
+        # A video is probed before anything is written; an animation only once it is re-timed
+        # into the staging folder as the MP4 the library keeps.
+        meta = None
+        if not animated.is_animated_image(path):
+            with stage("probe"):
+                meta = decode.probe(path)
         with library.staging(video_id) as folder:
-            source = folder / f"source{path.suffix.lower()}"
-            shutil.copyfile(path, source)
+            if meta is None:
+                with stage("probe"):
+                    source = animated.to_video(path, folder / "source.mp4")
+                    meta = decode.probe(source)
+            else:
+                source = folder / f"source{path.suffix.lower()}"
+                shutil.copyfile(path, source)
             with stage("models"):
                 model_names = _model_names(settings, models, meta.has_audio)
             with stage("frames"):
