@@ -67,11 +67,23 @@ def _video(settings: Settings, video_id: str | None, scope: str) -> VideoEntry:
     return Library(settings.home).get(video_id)
 
 
-def _edge_id(value: float | None) -> int:
-    if value is None:
+def _edge_id(value: float | str | None) -> int:
+    """An edge id as typed: a whole number within SQLite's integers, or a message saying so (3.7
+    is no edge, and 1e30 no row SQLite can hold)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError("Type an edge id first: the id column of the edge table (clicking a "
                          "row fills it in).")
-    return int(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not number.is_integer() or not 1 <= number <= _LARGEST_ID:
+        raise InputError(f"An edge id is a whole number from the id column of the edge table, "
+                         f"not {value!r}.")
+    return int(number)
+
+
+_LARGEST_ID = 2**63 - 1  # SQLite's largest integer
 
 
 def _described(entry: VideoEntry, edge_id: int) -> str:

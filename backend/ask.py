@@ -24,6 +24,7 @@ from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
 from backend.config import Settings
 from backend.factory import embedder_for, llm_for
+from backend.inputs import check_length
 from backend.library import Library
 from backend.memory.learn import learn
 from backend.memory import reuse
@@ -66,6 +67,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     history: earlier (question, answer) turns of this chat, oldest first.
     learn_now: False leaves learning to `Answer.learn()`, for callers that show the answer first.
     """
+    check_length(question)
     entry = Library(settings.home).get(video_id)
     started = time.monotonic()
     usage = Usage()
@@ -105,9 +107,13 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
+    # An open question: the evidence written down by code, told once. The rewrite of a
+    # follow-up may have turned "what happens in this video?" into a narrower question; the
+    # question as asked still asks for the account.
     if config.grounded and settings.answer_checks and not options and \
-            (told := routing.digest_step(standalone, tables)) is not None:
-        given = told  # an open question: the evidence written down by code, told once
+            (told := routing.digest_step(standalone, tables)
+             or routing.digest_step(question, tables)) is not None:
+        given = told
     elif config.grounded and settings.answer_checks and \
             (route := routing.route(standalone, tables.duration, options)) is not None and \
             (given is None or _operation(given) != route[0]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from backend.inputs import check_length
 from backend.agent.library_tool import LibraryTool
 from backend.agent.planner import GivenStep, Node, Planner
 from backend.agent.tools import ToolContext
@@ -31,6 +32,7 @@ def ask_library(question: str, settings: Settings, *, options: list[str] | None 
                 embedder: Embedder | None = None,
                 on_step: Callable[[Node], None] | None = None) -> Answer:
     """Plan over the Library tool and answer; faults become 'could not answer: ...'."""
+    check_length(question)
     started = time.monotonic()
     usage = Usage()
     videos = Library(settings.home).list()

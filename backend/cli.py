@@ -45,9 +45,12 @@ def _info(args, settings) -> dict:
     library = Library(settings.home)
     if args.video_id:
         return library.get(args.video_id).info()
-    return {"home": str(settings.home.resolve()), "videos": [
+    payload = {"home": str(settings.home.resolve()), "videos": [
         {"video_id": e.video_id, "name": e.name, "duration": round(e.duration, 2),
          "ingested_at": e.ingested_at} for e in library.list()]}
+    if damaged := library.damaged():
+        payload["damaged"] = [{**d, "repair": "ingest its file again"} for d in damaged]
+    return payload
 
 
 def _print_info(payload: dict) -> None:
@@ -59,6 +62,8 @@ def _print_info(payload: dict) -> None:
         print(f"The library at {payload['home']} is empty. Add a video: python -m backend ingest PATH")
     for v in payload["videos"]:
         print(f"{v['video_id']}  {v['duration']:8.1f} s  {v['ingested_at']}  {v['name']}")
+    for d in payload.get("damaged", []):
+        print(f"{d['video_id']}  damaged ({d['reason']}): ingest its file again to repair it")
 
 
 def _sql(args, settings) -> dict:

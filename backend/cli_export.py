@@ -40,6 +40,7 @@ def export(args, settings) -> dict:
     entry = Library(settings.home).get(args.video_id)
     out = Path(args.out) if args.out else None
     if out:
+        _outside_library(out, settings.home)
         out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"video_id": entry.video_id, "format": args.format}
     if args.format in ANSWER_FORMATS:
@@ -59,6 +60,16 @@ def export(args, settings) -> dict:
         out.write_bytes(text.encode("utf-8"))
         return {**payload, "out": str(out)}
     return {**payload, "text": text}
+
+
+def _outside_library(out: Path, home: Path) -> None:
+    """An export never lands inside MEMORYREEL_HOME: written over a video's `video.db` it would
+    leave that video unreadable, and a stray file there is nobody's."""
+    library = Path(home).resolve()
+    where = out.resolve()
+    if where == library or library in where.parents:
+        raise UsageError(f"--out {out} is inside the library folder ({home}, MEMORYREEL_HOME), "
+                         f"which only ingest writes: choose a file outside it.")
 
 
 def _check_arguments(args) -> None:

@@ -11,6 +11,10 @@ from backend.errors import InputError, MemoryReelError
 # The range of candidate answers (MCTS solutions) the app's Settings slider has always offered,
 # so that the command line cannot ask for more than the app can.
 MIN_SOLUTIONS, MAX_SOLUTIONS = 1, 6
+# Longer questions would crowd the evidence out of the model's context (the embedded server holds
+# 8192 tokens, its prompts and evidence most of them) and come back as the server's HTTP 400.
+MAX_QUESTION_CHARS = 1000
+MAX_OPTIONS_CHARS = 2000
 
 
 def check_text(text: str, what: str, error: type[MemoryReelError] = InputError) -> None:
@@ -30,6 +34,14 @@ def check_question(video_id: str | None, question: str | None) -> None:
     if not question or not question.strip():
         raise InputError("Type a question first.")
     check_text(question, "The question")
+    check_length(question)
+
+
+def check_length(question: str) -> None:
+    """Refuse a question too long for the model's context, before any model sees it."""
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"The question is {len(question)} characters long; the limit is "
+                         f"{MAX_QUESTION_CHARS}. Ask one thing at a time.")
 
 
 def parse_options(text: str | None) -> list[str] | None:
@@ -37,6 +49,9 @@ def parse_options(text: str | None) -> list[str] | None:
     if not text or not text.strip():
         return None
     check_text(text, "The text of the options")
+    if len(text) > MAX_OPTIONS_CHARS:
+        raise InputError(f"The options are {len(text)} characters long; the limit is "
+                         f"{MAX_OPTIONS_CHARS}.")
     options = [o.strip() for o in re.split(r"[\n|]", text) if o.strip()]
     if len(options) < 2:
         raise InputError("Give at least two options (one per line, or separated by '|'), or "

@@ -166,14 +166,41 @@ class Library:
         if not self.has(check_video_id(video_id)):
             raise NotFoundError(f"No video with id '{video_id}' in the library at {self.home}. "
                                 "Run `python -m backend info` to list the library.")
-        return self._entry(self.folder(video_id))
+        try:
+            return self._entry(self.folder(video_id))
+        except _UNREADABLE as e:
+            raise NotFoundError(f"Video {video_id} is damaged ({_why(e)}): ingest its file "
+                                "again to repair it.") from None
 
     def list(self) -> list[VideoEntry]:
+        """The videos whose database opens; a damaged one is left out (see `damaged`), so one
+        bad file never hides the rest of the library."""
+        entries = []
+        for folder in self._folders():
+            try:
+                entries.append(self._entry(folder))
+            except _UNREADABLE as e:
+                log.warning("video %s is damaged and left out: %s", folder.name, _why(e))
+        return sorted(entries, key=lambda e: e.ingested_at)
+
+    def damaged(self) -> list[dict]:
+        """{video_id, reason} for each video whose database does not open."""
+        return [{"video_id": f.name, "reason": why} for f in self._folders()
+                if (why := self.damage(f.name))]
+
+    def damage(self, video_id: str) -> str | None:
+        """Why the video's database does not open or read, or None where it does."""
+        try:
+            self._entry(self.folder(video_id))
+        except _UNREADABLE as e:
+            return _why(e)
+        return None
+
+    def _folders(self) -> list[Path]:
         if not self.videos_dir.is_dir():
             return []
-        entries = [self._entry(f) for f in self.videos_dir.iterdir()
-                   if _VIDEO_ID.fullmatch(f.name) and (f / "video.db").is_file()]
-        return sorted(entries, key=lambda e: e.ingested_at)
+        return [f for f in self.videos_dir.iterdir()
+                if _VIDEO_ID.fullmatch(f.name) and (f / "video.db").is_file()]
 
     def delete(self, video_id: str) -> None:
         self._discard(self.get(video_id).folder)
@@ -225,11 +252,12 @@ class Library:
             shutil.copytree(built, folder, dirs_exist_ok=True)
 
     def _move_into_place(self, folder: Path, video_id: str) -> None:
-        if self.has(video_id):  # ingested meanwhile by a caller that did not take lock()
+        # Ingested meanwhile by a caller that did not take lock(): that one stands, if whole.
+        if self.has(video_id) and not self.damage(video_id):
             return
         target = self.folder(video_id)
-        if target.exists():  # a folder without video.db is not a video: set it aside
-            log.warning("replacing incomplete video folder %s", target)
+        if target.exists():  # no video.db, or one that does not open: not a video, set aside
+            log.warning("replacing incomplete or damaged video folder %s", target)
             self._discard(target)
         folder.rename(target)
 
@@ -281,6 +309,14 @@ class Library:
         return VideoEntry(video_id=row["id"], name=row["name"], duration=row["duration"],
                           width=row["width"], height=row["height"],
                           ingested_at=row["ingested_at"], folder=folder)
+
+
+# What reading a video's own row raises when its database is damaged or was overwritten.
+_UNREADABLE = (sqlite3.Error, sqlite_utils.db.NotFoundError, StopIteration, KeyError, TypeError)
+
+
+def _why(error: BaseException) -> str:
+    return str(error) or type(error).__name__
 
 
 def _acquire(path: Path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,7 +35,9 @@ def folder(tmp_path_factory) -> Path:
     for name in CLIPS:
         (root / name).symlink_to(clip(name))
     (root / "sub").mkdir()
-    (root / "sub" / "campus-again.mp4").symlink_to(clip("mot15_TUD-Campus.mp4"))
+    # The same content under another name (a copy: a link to the same file is that file, and is
+    # listed once).
+    shutil.copyfile(clip("mot15_TUD-Campus.mp4"), root / "sub" / "campus-again.mp4")
     (root / "broken.mp4").write_text("a text file, not a video\n")
     (root / "._broken.mp4").write_bytes(b"\0\5\26\7")  # macOS metadata: skipped, not failed
     return root

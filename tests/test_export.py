@@ -224,6 +224,14 @@ def test_answer_json_keeps_the_answer_and_adds_its_key_frames(tud, tmp_path):
     ('{"video_id": "v", "question": "q", "answer": "a", "tree": [], '
      '"evidence": [{"node": 1, "tool": "Count", "input": "", "observation": "", "times": 3}]}',
      "evidence.0.times: Input should be a valid list"),
+    # Python's json reads NaN; a time that is no number never reaches frame seeking.
+    ('{"video_id": "v", "question": "q", "answer": "a", "tree": [], "evidence": [], '
+     '"times": [NaN]}', "times.0: Input should be a finite number"),
+    ('{"video_id": "v", "question": "q", "answer": "a", "evidence": [], '
+     '"tree": [{"id": 0, "parent": 1}, {"id": 1, "parent": 0}]}',
+     "the planner tree has a cycle through node"),
+    ('{"video_id": "v", "question": "q", "answer": "a", "evidence": [], '
+     '"tree": [{"id": 0}, {"id": 0}]}', "the planner tree repeats a node id"),
 ])
 def test_a_malformed_answer_file_is_named_with_what_is_wrong(text, words):
     with pytest.raises(ExportError, match=re.escape(words)) as caught:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,8 @@ from backend.batch import files, plan, pool
 from backend.batch.plan import BatchSummary, FileOutcome
 from backend.config import Settings
 from backend.library import Library
+
+log = logging.getLogger(__name__)
 
 # progress(stage, bytes done, bytes in all, the file just finished or None): stage "hash" while
 # the files are read, "ingest" while they are ingested.
@@ -50,11 +54,43 @@ def _engine(paths: list[Path], settings: Settings, workers: int | None, ray_addr
         from backend.batch import cluster
 
         return cluster.run(paths, settings, ray_address, workers, finished)
-    count = min(workers or 1, len(paths))
+    count, capped = cap_workers(min(workers or 1, len(paths)))
+    if capped:
+        log.warning("%s", capped)
     pool.run(paths, settings, count, finished)
     threads = pool.threads_per_worker(settings, count)
     return (f"{count} worker process{'es' if count > 1 else ''}, "
-            f"{threads} thread{'s' if threads > 1 else ''} each")
+            f"{threads} thread{'s' if threads > 1 else ''} each" + (f" ({capped})" if capped else ""))
+
+
+# What one ingest worker process holds at its peak (`bench ingest`: 1.7-1.8 GB RSS with every
+# model loaded, of which the shared libraries and the page cache are some).
+WORKER_BYTES = 1_500 * 2**20
+
+
+def cap_workers(asked: int, cores: int | None = None, free_bytes: int | None = None) -> tuple[int, str]:
+    """(workers to start, why fewer than asked, or ''): no more than the cores, and no more than
+    the free memory holds, so `--workers 1000` cannot start processes enough to exhaust RAM."""
+    cores = cores or os.cpu_count() or 1
+    free_bytes = _available_memory() if free_bytes is None else free_bytes
+    by_memory = max(1, free_bytes // WORKER_BYTES) if free_bytes else asked
+    count = max(1, min(asked, cores, by_memory))
+    if count == asked:
+        return count, ""
+    why = f"{cores} cores" if count == cores else \
+        f"{free_bytes / 2**30:.1f} GiB of free memory at about {WORKER_BYTES / 2**30:.1f} GiB a worker"
+    return count, f"capped at {count} workers of the {asked} asked: this machine has {why}"
+
+
+def _available_memory() -> int:
+    """Bytes of memory available for new processes (Linux' MemAvailable), 0 where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _counter(stage: str, paths: list[Path], progress: Progress):

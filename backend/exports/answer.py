@@ -15,9 +15,10 @@ import json
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from backend.errors import ExportError
 from backend.exports import read_only
@@ -34,12 +35,16 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+# A time in an answer file is a number of seconds: NaN or infinity would reach frame seeking.
+Seconds = Annotated[float, Field(allow_inf_nan=False)]
+
+
 class Step(_Record):
     node: int
     tool: str
     input: str
     observation: str
-    times: list[float] = []
+    times: list[Seconds] = []
     instance_ids: list[int] = []
     sql: str = ""
 
@@ -51,7 +56,7 @@ class Node(_Record):
     action: str = ""
     action_input: str = ""
     observation: str = ""
-    reward: float = 0.0
+    reward: Seconds = 0.0
     visits: int = 0
     answer: str | None = None
     failure: str | None = None
@@ -70,12 +75,28 @@ class AnswerFile(_Record):
     options: list[str] | None = None
     answer: str
     option: int | None = None
-    times: list[float] = []
+    times: list[Seconds] = []
     instance_ids: list[int] = []
     confidence: Confidence = Confidence()
     evidence: list[Step]
     tree: list[Node]
     chosen_leaves: list[int] = []
+
+    @model_validator(mode="after")
+    def _a_tree(self) -> "AnswerFile":
+        """Node ids are distinct and every chain of parents ends: an edited file whose tree has a
+        cycle would have the export nest nodes without end."""
+        parents = {n.id: n.parent for n in self.tree}
+        if len(parents) != len(self.tree):
+            raise ValueError("the planner tree repeats a node id")
+        for start in parents:
+            seen, at = set(), start
+            while at in parents:
+                if at in seen:
+                    raise ValueError(f"the planner tree has a cycle through node {at}")
+                seen.add(at)
+                at = parents[at]
+        return self
 
     def evidence_times(self) -> list[float]:
         return sorted({*self.times, *(t for step in self.evidence for t in step.times)})

@@ -11,6 +11,7 @@ import csv
 import html
 import io
 import json
+import re
 from datetime import timedelta
 
 import networkx as nx
@@ -76,14 +77,24 @@ def graph_graphml(db: sqlite_utils.Database) -> str:
 
 
 def graphml_safe(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
-    """A copy whose attributes GraphML can hold: None dropped, lists and dicts as JSON text, and
-    an attribute that is a number somewhere and text elsewhere text everywhere (GraphML gives
-    each attribute one type)."""
-    safe = graph.copy()
+    """A copy whose attributes GraphML can hold: None dropped, lists and dicts as JSON text, an
+    attribute that is a number somewhere and text elsewhere text everywhere (GraphML gives each
+    attribute one type), and no character XML 1.0 forbids in a name or a value (a fact node is
+    named by an answer, which may hold a question's control characters or terminal escapes)."""
+    safe = nx.relabel_nodes(graph, {n: _xml_text(n) for n in graph if isinstance(n, str)
+                                    and _XML_FORBIDDEN.search(n)}, copy=True)
     for items in ([safe.graph], [data for _, data in safe.nodes(data=True)],
                   [data for *_, data in safe.edges(keys=True, data=True)]):
         _scalars(items)
     return safe
+
+
+# Characters XML 1.0 cannot hold at all (only tab, newline and carriage return of the C0 controls).
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _XML_FORBIDDEN.sub("\ufffd", text)
 
 
 def _scalars(items: list[dict]) -> None:
@@ -96,4 +107,4 @@ def _scalars(items: list[dict]) -> None:
     texts = {name for data in items for name, value in data.items() if isinstance(value, str)}
     for data in items:
         for name in texts & data.keys():
-            data[name] = str(data[name])
+            data[name] = _xml_text(str(data[name]))
