@@ -98,10 +98,18 @@ class VideoEntry:
         info = {"video_id": self.video_id, **{k: v for k, v in row.items() if k != "id"},
                 "tables": tables,
                 "graph": {"nodes": tables["graph_nodes"], "edges": tables["graph_edges"]}}
+        warnings = []
         objects = str(row["models"].get("objects", ""))
         if objects.startswith("unavailable: "):
-            info["warnings"] = [f"everyday objects were not tracked, only people and moving "
-                                f"things: {objects.removeprefix('unavailable: ')}"]
+            warnings.append(f"everyday objects were not tracked, only people and moving "
+                            f"things: {objects.removeprefix('unavailable: ')}")
+        if declared := row["models"].get("frames_declared"):
+            fps = row["fps"] or 1.0
+            warnings.append(f"the file declares {declared} frames ({declared / fps:.1f} s) but "
+                            f"{row['frames']} decode ({row['frames'] / fps:.1f} s): every frame "
+                            f"that decodes was kept")
+        if warnings:
+            info["warnings"] = warnings
         return info
 
     def table_counts(self) -> dict[str, int]:

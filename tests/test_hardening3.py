@@ -136,3 +136,38 @@ def test_one_damaged_database_never_breaks_the_library_and_reingest_repairs_it(t
     assert sorted(e.video_id for e in Library(home).list()) == \
         sorted([campus.video_id, other.video_id])
     assert not Library(home).damaged()
+
+
+def _trimmed_with_an_edit_list(out):
+    """TUD-Campus remuxed with its first 8 frames before the start of the edit list, as a trim
+    without re-encoding leaves it: the container declares 71 frames, 63 are shown."""
+    import av
+
+    with av.open(str(clip("mot15_TUD-Campus.mp4"))) as source, av.open(str(out), "w") as target:
+        stream = source.streams.video[0]
+        copy = target.add_stream_from_template(stream)
+        shift = 8 * round(1 / (25 * stream.time_base))
+        for packet in source.demux(stream):
+            if packet.dts is None:
+                continue
+            packet.stream = copy
+            packet.pts -= shift
+            packet.dts -= shift
+            target.mux(packet)
+    return out
+
+
+def test_a_clip_that_declares_more_frames_than_decode_keeps_every_frame_that_does(tmp_path):
+    from backend.ingest import decode
+    from backend.ingest.pipeline import ingest
+    from backend.library import Library
+
+    path = _trimmed_with_an_edit_list(tmp_path / "trimmed.mp4")
+    assert decode.probe(path).frames == 71  # what the container declares
+    settings = settings_for(tmp_path / "library", asr_enabled=False, ocr_enabled=False)
+    done = ingest(path, settings)
+    assert done.duration == pytest.approx(63 / 25)
+    info = Library(settings.home).get(done.video_id).info()
+    assert info["frames"] == 63 and info["models"]["frames_declared"] == 71
+    assert any("declares 71 frames" in w and "63 decode" in w for w in info["warnings"])
+    assert info["tables"]["instances"] >= 3  # its people are tracked as in the clip

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from backend.agent import typed_values
+from backend import kinds
+from backend.agent import option_match, typed_values
 from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import VideoTables, plural
 from backend.ingest import describe
@@ -28,10 +29,15 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
 _MAX_LINES = 24
 _EACH = 8   # up to this many of a kind are listed one by one; more, as one line
 _WORD = re.compile(r"[a-z0-9]+")
-# The digest's own phrasing, which every digest holds whatever the video shows: an account that
-# shares only these with it ("events that occur between 0.0 and 30.0 seconds") tells nothing.
-_FRAME_WORDS = {"between", "said", "shown", "screen", "camera", "moves", "detector", "could",
-                "name", "nothing", "tracked", "moving", "object", "objects", "video", "seconds"}
+# Words that name evidence: what was tracked, its colour and where it goes. An account must
+# name some of the digest's (or a word it quotes from speech or the screen): sharing only its
+# phrasing ("events that occur between 0.0 and 30.0 seconds", "a clock time") tells nothing.
+_VALUE_WORDS = frozenset(
+    {w for kind in (*kinds.COCO, *kinds.BEYOND_COCO, "people") for name in (kind, kinds.plural(kind))
+     for w in _WORD.findall(name)} | set(option_match.COLOUR_WORDS) |
+    {"left", "right", "up", "down", "away", "towards", "toward", "top", "bottom", "middle",
+     "centre", "center", "stays", "place", "enters", "leaves"})
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 def is_open(question: str) -> bool:
@@ -105,14 +111,15 @@ def _tally(rows: list[dict]) -> str:
 
 def refused(answer: str, question: str, digest: list[str]) -> str | None:
     """Why a model's account is not shown, or None: it repeats the question, or it says nothing
-    the digest holds (no word of it beyond the question's own)."""
+    the digest holds (no word naming its evidence beyond the question's own)."""
     said, asked = answer.strip().lower(), question.strip().lower()
     if not said:
         return "it is empty"
     if SequenceMatcher(None, said, asked).ratio() > 0.8 or said.rstrip("?.! ") in asked:
         return "it repeats the question"
-    held = set(_WORD.findall(" ".join(digest).lower())) - set(_WORD.findall(asked)) - _FRAME_WORDS
-    content = {w for w in _WORD.findall(said) if len(w) > 3}
-    if not content & held:
+    text = " ".join(digest).lower()
+    named = {w for w in _WORD.findall(text) if w in _VALUE_WORDS}
+    named |= {w for quote in _QUOTED.findall(text) for w in _WORD.findall(quote) if len(w) > 2}
+    if not set(_WORD.findall(said)) & (named - set(_WORD.findall(asked))):
         return "it says nothing the evidence holds"
     return None

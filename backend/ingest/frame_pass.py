@@ -49,6 +49,7 @@ class FrameEvidence:
     picture: tuple[float, float] = (0.0, 0.0)  # the picture's left and right edge (no still bars)
     looks: list[FrameLook] = field(default_factory=list)
     cuts: list[float] = field(default_factory=list)
+    decoded_frames: int | None = None  # where fewer frames decode than the container declares
 
 
 # Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
@@ -71,7 +72,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
-    sampled = decode.iter_frames(source, meta, indices)
+    decoded: list[int] = []
+    sampled = decode.iter_frames(source, meta, indices, decoded)
     # The detector's input size is this video's: people far from the camera need a larger one.
     first = list(itertools.islice(sampled, _SIZING_FRAMES))
     mark = time.perf_counter()
@@ -141,6 +143,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     evidence.motion = "off" if motion is None else \
         "skipped: the camera moves" if motion.camera_moving else motion.name
     evidence.motion_tracked = motion is not None and not motion.camera_moving
+    if decoded and decoded[0] < meta.frames:
+        evidence.decoded_frames = decoded[0]
     evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
     evidence.picture = picture.span()
     return evidence

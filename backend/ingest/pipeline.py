@@ -14,7 +14,7 @@ import math
 import shutil
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -126,6 +126,10 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 model_names = _model_names(settings, models, meta.has_audio)
             with stage("frames"):
                 evidence = frame_pass.scan(source, meta, settings, models, progress)
+            if evidence.decoded_frames:  # the video is what decodes; the declared count is kept
+                model_names["frames_declared"] = meta.frames
+                meta = replace(meta, frames=evidence.decoded_frames,
+                               duration=evidence.decoded_frames / meta.fps)
             model_names["motion"] = evidence.motion
             model_names["objects"] = evidence.objects
             model_names["detector_imgsz"] = evidence.detector_imgsz
