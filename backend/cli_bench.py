@@ -182,7 +182,7 @@ def write_precision(payload: dict, candidate: str) -> list[str]:
         raise UsageError(f"README.md has no kinds table markers ({start} ... {end}).")
     head, rest = text.split(start, 1)
     text = (head + start + "\n"
-            + kinds_table(table, precision.HIGH_PRECISION, precision.MIN_BOXES, CLASSES)
+            + kinds_table(table, CLASSES)
             + "\n" + end + rest.split(end, 1)[1])
     README.write_text(text, encoding="utf-8")
     return [str(precision.OBJECT_TABLE), str(README)]

@@ -204,6 +204,16 @@ class Library:
             return _why(e)
         return None
 
+    def whole(self, video_id: str) -> VideoEntry | None:
+        """The video, where it is in the library and its database reads; None otherwise (absent,
+        or damaged and to be built again)."""
+        if not self.has(video_id):
+            return None
+        try:
+            return self._entry(self.folder(video_id))
+        except _UNREADABLE:
+            return None
+
     def _folders(self) -> list[Path]:
         if not self.videos_dir.is_dir():
             return []
@@ -261,7 +271,7 @@ class Library:
 
     def _move_into_place(self, folder: Path, video_id: str) -> None:
         # Ingested meanwhile by a caller that did not take lock(): that one stands, if whole.
-        if self.has(video_id) and not self.damage(video_id):
+        if self.whole(video_id) is not None:
             return
         target = self.folder(video_id)
         if target.exists():  # no video.db, or one that does not open: not a video, set aside

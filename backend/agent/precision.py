@@ -34,7 +34,8 @@ OBJECT_TABLE = Path(__file__).with_name("object_precision.json")
 # Typed operations whose computed value is the kinds an object detector named.
 OBJECT_MEASURED = ("kinds", "held")
 MIN_BOXES = 20
-# Object sizes as COCO classes them, at the detector's input (the long side at this many pixels).
+# Object sizes as COCO classes them, at the detector's input (the long side at this many pixels:
+# ingest's default and COCO's own images), in `bench detectors` and in a video alike.
 REFERENCE = 640
 SMALL_AREA, LARGE_AREA = 32 * 32, 96 * 96
 HIGH_PRECISION = 0.9
@@ -114,13 +115,19 @@ def object_cells(query: dict, table: dict | None = None) -> list[tuple[str, str,
     return cells
 
 
+def precise_kind(cell: dict | None) -> bool:
+    """Whether a kind at a size ({"right", "of"}) was named right often enough on enough
+    detections to be called high."""
+    return cell is not None and cell["of"] >= MIN_BOXES and \
+        cell["right"] / cell["of"] >= HIGH_PRECISION
+
+
 def earns_high(query: dict, table: dict | None = None) -> bool:
     """Whether the measurement behind a computed answer (the typed query a tool ran, with the
     conditions it ran in) is precise enough, as measured, to be called high."""
     if query.get("operation") in OBJECT_MEASURED:
         cells = object_cells(query, table)
-        return bool(cells) and all(c is not None and c["of"] >= MIN_BOXES and
-                                   c["right"] / c["of"] >= HIGH_PRECISION for _, _, c in cells)
+        return bool(cells) and all(precise_kind(c) for _, _, c in cells)
     found = cell(query, table)
     return bool(found) and found["of"] >= MIN_QUESTIONS and \
         found["right"] / found["of"] >= HIGH_PRECISION and \

@@ -17,16 +17,13 @@ from typing import Callable
 
 import numpy as np
 
+from backend.agent import precision
 from backend.errors import InputError
 
 IOU = 0.5
 SETS = ("coco_val2017_first128", "indoor_cartucho_map", "drone_vehicles_cats_madison")
 _ABOVE = "drone_vehicles_cats_madison"
 _VEHICLES = ("car", "truck", "bus")
-# Sizes are taken at the detector's input, an image's long side at this many pixels (ingest's
-# default, and COCO's own images), so a kind's precision per size carries over to video frames.
-REFERENCE = 640
-SMALL_AREA, LARGE_AREA = 32 * 32, 96 * 96
 
 
 def read_set(folder: Path, limit: int | None = None) -> list[tuple[Path, list[tuple[str, np.ndarray]]]]:
@@ -57,10 +54,8 @@ def _iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def size_of(box: np.ndarray, pixels: tuple[float, float]) -> str:
-    """COCO's size class of a normalised box seen at `pixels` (width, height): small under
-    32 x 32 pixels of area, large over 96 x 96."""
-    area = (box[2] - box[0]) * pixels[0] * (box[3] - box[1]) * pixels[1]
-    return "small" if area < SMALL_AREA else "medium" if area < LARGE_AREA else "large"
+    """COCO's size class of a normalised box seen at `pixels` (width, height)."""
+    return precision.size_class((box[2] - box[0]) * pixels[0] * (box[3] - box[1]) * pixels[1])
 
 
 def _count(tally: dict, kind: str, size: str, figure: str) -> None:
@@ -71,7 +66,7 @@ def _count(tally: dict, kind: str, size: str, figure: str) -> None:
 
 def score_image(truth: list[tuple[str, np.ndarray]], found: list[tuple[str, float, np.ndarray]],
                 tally: dict, merge: dict[str, str] | None = None,
-                pixels: tuple[float, float] = (REFERENCE, REFERENCE)) -> None:
+                pixels: tuple[float, float] = (precision.REFERENCE, precision.REFERENCE)) -> None:
     """Add one image's true positives, false positives and misses per kind to `tally`, also
     per size class at `pixels` (a detection by its own box's size, a miss by the true box's)."""
     merge = merge or {}
@@ -147,7 +142,8 @@ def detectors_bench(truth_root: Path, candidates: dict[str, Callable[[], object]
                          for b, s, c in zip(boxes, scores, classes)]
                 if set_name == _ABOVE:  # only vehicles are labelled there
                     found = [f for f in found if f[0] in _VEHICLES]
-                scale = REFERENCE / max(w, h)
+                # Sizes at the detector's input, as ingest sees a video's objects.
+                scale = precision.REFERENCE / max(w, h)
                 score_image(truth, found, tally, merge, (w * scale, h * scale))
             kinds = _figures(tally)
             by_set[set_name] = {"images": len(items), "kinds": kinds, "summary": _summary(kinds)}
@@ -201,7 +197,7 @@ def precision_table(payload: dict, candidate: str) -> dict:
                       for kind, figures in kinds.items() if figures["found"]}}
 
 
-def kinds_table(table: dict, high: float, min_boxes: int, every_kind: tuple[str, ...]) -> str:
+def kinds_table(table: dict, every_kind: tuple[str, ...]) -> str:
     """Which kinds can be asked about, and how far an answer naming each can be trusted, from a
     precision table: markdown for the README."""
     rows: dict[str, list[str]] = {"high": [], "medium": [], "low": [],
@@ -209,12 +205,11 @@ def kinds_table(table: dict, high: float, min_boxes: int, every_kind: tuple[str,
     for kind, sizes in sorted(table["kinds"].items()):
         right = sum(c["right"] for c in sizes.values())
         said = sum(c["of"] for c in sizes.values())
-        trusted = [size for size, c in sizes.items()
-                   if c["of"] >= min_boxes and c["right"] / c["of"] >= high]
+        trusted = [size for size, c in sizes.items() if precision.precise_kind(c)]
         entry = f"{kind} ({right}/{said}{'; high when ' + ', '.join(trusted) if trusted else ''})"
         rows["high" if trusted else "medium" if said and right / said >= 0.5 else "low"].append(entry)
-    words = {"high": f"right >= {high:.0%} on >= {min_boxes} detections at some size: can be "
-                     "answered with high confidence",
+    words = {"high": f"right >= {precision.HIGH_PRECISION:.0%} on >= {precision.MIN_BOXES} "
+                     "detections at some size: can be answered with high confidence",
              "medium": "right at least half the time: answered, never high",
              "low": "right less than half the time: answered, low in practice",
              "unmeasured": "never named on these images: answered, never high"}

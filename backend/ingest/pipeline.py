@@ -104,8 +104,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
     # One ingest per file at a time: a second caller waits here, then finds it cached.
     # A full disk is named once the lock is released, and so the staging folder removed.
     with _disk_full_named(path, settings.home), library.lock(video_id):
-        if library.has(video_id) and not library.damage(video_id):
-            entry = library.get(video_id)
+        if (entry := library.whole(video_id)) is not None:
             return IngestResult(video_id=video_id, name=entry.name, cached=True,
                                 counts=entry.counts(), seconds=seconds, duration=entry.duration)
         # A video is probed before anything is written; an animation only once it is re-timed
