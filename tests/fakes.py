@@ -97,6 +97,9 @@ class FakeTracker:
     def fit(self, frames: list[np.ndarray], largest: int) -> int:
         return 640
 
+    def most_people(self, frames: list[np.ndarray], imgsz: int) -> int:
+        return 2
+
     def track(self, frame: np.ndarray) -> list[Detection]:
         if self.fail_at is not None and self.frames >= self.fail_at:
             raise RuntimeError("the fake tracker failed")
@@ -134,7 +137,11 @@ class FakeSpeech:
 class FakePose:
     name = "fake-pose"
 
+    def __init__(self):
+        self.reads = 0
+
     def read(self, frame, boxes) -> list[Pose]:
+        self.reads += 1
         return [Pose(posture="standing") for _ in boxes]
 
 
@@ -171,8 +178,10 @@ class FakeModels:
 
     captioner = None
 
-    def __init__(self, tracker: FakeTracker | None = None, embedder: FakeEmbedder | None = None):
+    def __init__(self, tracker: FakeTracker | None = None, embedder: FakeEmbedder | None = None,
+                 crowd_tracker: FakeTracker | None = None):
         self.tracker = tracker or FakeTracker()
+        self.crowd_tracker = crowd_tracker
         self.speech, self.ocr, self.pose = FakeSpeech(), FakeOCR(), FakePose()
         self.embedder = embedder or FakeEmbedder()
 

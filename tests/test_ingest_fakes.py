@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -135,3 +136,29 @@ def test_a_model_failing_mid_ingest_leaves_the_library_as_it_was(built, tmp_path
     result = ingest(clip(SILENT), settings, models=FakeModels())
     assert not result.cached and result.counts["instances"] == 2
     assert len(Library(settings.home).list()) == 2
+
+
+class _CrowdTracker(FakeTracker):
+    """A crowd detector that sees `seen` people on the opening frames."""
+
+    name = "fake-crowd-tracker"
+    gives_pose = False
+
+    def __init__(self, seen: int):
+        super().__init__()
+        self.seen = seen
+
+    def most_people(self, frames, imgsz: int) -> int:
+        return self.seen
+
+
+@pytest.mark.parametrize("seen, used", [(16, "fake-crowd-tracker"), (15, "fake-tracker")])
+def test_a_video_opening_on_a_crowd_is_tracked_by_the_crowd_detector(seen, used, library_settings,
+                                                                     tmp_path):
+    settings = replace(library_settings, home=tmp_path / "library")
+    models = FakeModels(crowd_tracker=_CrowdTracker(seen))
+    video_id = ingest(clip(SPEECH), settings, models=models).video_id
+    names = json.loads(_rows(settings, video_id, "SELECT models FROM video")[0]["models"])
+    assert names["tracker"] == used
+    # The crowd detector gives no postures: the pose model reads them, once a second.
+    assert (models.pose.reads > 0) == (used == "fake-crowd-tracker")

@@ -148,7 +148,7 @@ def test_a_computed_value_is_high_only_where_its_kind_was_measured_precise():
     seen = []
     count = FakeTool("Count", [Observation("3 people.", value="3", support="computed",
                                            query={"operation": "in_view",
-                                                  "conditions": "small, crowd"})])
+                                                  "conditions": "small, crowd, still"})])
     planner, _ = make_planner([step("Count", "people at the start")], [count], n_solutions=2,
                               trusted=lambda query: seen.append(query) or False)
     result = planner.solve("how many people are there at the start?", options=["2", "3", "4"])
@@ -156,22 +156,26 @@ def test_a_computed_value_is_high_only_where_its_kind_was_measured_precise():
     assert result.confidence.level == "medium" and "not measured precise" in \
         result.confidence.explanation
     # The user is told what the measurement is worth, from the committed table.
-    assert "in_view in videos like this one (small, crowd people) was right" in \
+    assert "in_view in videos like this one (small, crowd, still people) was right" in \
         result.confidence.explanation
     # The judge saw the measurement that computed the answer, with its conditions.
-    assert seen == [{"operation": "in_view", "conditions": "small, crowd"}]
+    assert seen == [{"operation": "in_view", "conditions": "small, crowd, still"}]
 
 
-def _cell(right, of, videos_right, videos):
-    return {"right": right, "of": of, "videos_right": videos_right, "videos": videos}
+def _cell(*scenes):
+    """A measured cell from (right, of) per scene, with its scene bootstrap bound."""
+    from backend.agent.precision import lower_bound
+    per_scene = {f"scene {k}": {"right": r, "of": n} for k, (r, n) in enumerate(scenes)}
+    return {"right": sum(r for r, _ in scenes), "of": sum(n for _, n in scenes),
+            "scenes": per_scene, "lower": lower_bound(per_scene)}
 
 
 @pytest.mark.parametrize("cell, high", [
-    (_cell(9, 10, 8, 8), True),
-    (_cell(8, 10, 8, 8), False),     # 80 % of questions
-    (_cell(4, 4, 4, 4), False),      # too few questions
-    (_cell(24, 24, 5, 5), False),    # every question right, but from 5 videos
-    (_cell(38, 40, 8, 10), False),   # 95 % of questions, yet 2 of 10 videos had a wrong one
+    (_cell((15, 15), (15, 15), (15, 15), (15, 15)), True),
+    (_cell((30, 30), (29, 30), (30, 30)), True),    # one miss in 90, over three scenes
+    (_cell((5, 5), (5, 5)), False),                  # too few questions to be sure
+    (_cell((60, 60)), False),                        # one scene, however many questions
+    (_cell((20, 20), (20, 20), (20, 20), (5, 20)), False),  # one scene of four mostly wrong
     (None, False)])
 def test_the_measured_precision_table_decides(cell, high):
     from backend.agent.precision import earns_high

@@ -12,11 +12,11 @@ from backend.library import Library
 def test_a_real_clips_conditions_and_its_measurement_carry_them(ingested, library_settings):
     entry = Library(library_settings.home).get(ingested("mot15_TUD-Campus.mp4").video_id)
     tables = VideoTables(entry.db_path)
-    # TUD-Campus: people half the frame tall, six at once at the busiest.
-    assert tables.conditions == "large, crowd"
+    # TUD-Campus: people half the frame tall, six at once at the busiest, a fixed camera.
+    assert tables.conditions == "large, few, still"
     result = run(TypedQuery(operation="most_at_once", target="person", time="", until="",
                             words=""), "at most how many people are in view at once", tables)
-    assert result.support == "computed" and result.conditions == "large, crowd"
+    assert result.support == "computed" and result.conditions == "large, few, still"
     said = run(TypedQuery(operation="speech", target="", time="", until="", words=""),
                "what is said at 1 second", tables)
     assert said.conditions == ""  # no external truth measures speech: never a candidate for high
@@ -27,18 +27,19 @@ def test_the_committed_table_is_what_earns_high_reads():
     assert table and set(table) <= set(precision.MEASURED)
     for cells in table.values():
         for conditions, cell in cells.items():
-            size, crowd = conditions.split(", ")
+            size, crowd, camera = conditions.split(", ")
             assert size in ("small", "large") and crowd in ("crowd", "few")
-            assert 0 <= cell["right"] <= cell["of"]
-            assert 0 <= cell["videos_right"] <= cell["videos"] <= cell["of"]
+            assert camera in ("moving", "still")
+            assert 0 <= cell["right"] <= cell["of"] == sum(s["of"] for s in cell["scenes"].values())
+            assert cell["lower"] == precision.lower_bound(cell["scenes"])
 
 
 def test_without_the_answer_checks_every_computed_measurement_is_high():
     from backend import config
     from backend.ask import planner_config
 
-    # Distinct people in large crowds: measured wrong on most of the tuning half.
-    query = {"operation": "count_distinct", "conditions": "large, crowd"}
+    # Distinct people among few large ones: never exactly right on the tuning half.
+    query = {"operation": "count_distinct", "conditions": "large, few, still"}
     assert not planner_config(config.load({})).trusted(query)
     assert planner_config(config.load({"MEMORYREEL_ANSWER_CHECKS": "0"})).trusted(query)
 
@@ -85,3 +86,21 @@ def test_the_committed_object_table_is_the_default_detectors():
     for sizes in table["kinds"].values():
         for size, cell in sizes.items():
             assert size in ("small", "medium", "large") and 0 <= cell["right"] <= cell["of"]
+
+
+def test_a_crowds_count_is_scaled_for_the_hidden_and_said_as_an_estimate():
+    from backend.agent.queries import _as_estimate
+    from backend.agent.video_tables import Result
+
+    most = Result("At most 40 people are in view at the same time, first at 3.0 s (#1, #2); "
+                  "never 41 or more at once.", value="40", conditions="small, crowd, still")
+    _as_estimate(most, "most_at_once", 1.5)
+    assert most.value == "60" and most.text.startswith("About 60, an estimate.")
+    # What was seen stays, without the claim that more were never there.
+    assert "At most 40 people" in most.text and "never 41" not in most.text
+    distinct = Result("79 people appear in the video: #1 (0.0-3.0 s).", value="79",
+                      conditions="small, crowd, still")
+    _as_estimate(distinct, "count_distinct", 1.5)  # tracks are not scaled: identities split
+    assert distinct.value == "79" and distinct.text.startswith("About 79 people appear")
+    assert precision.estimate(10, None) == 10 and precision.estimate(10, 1.5) == 15
+    assert precision.in_crowd("small, crowd, moving") and not precision.in_crowd("large, few, still")

@@ -85,6 +85,17 @@ def test_a_briefly_hidden_person_is_filled_in_and_a_long_absence_is_not():
     assert all(d.confidence != INTERPOLATED for _, _, dets in off for d in dets)
 
 
+def test_a_person_wholly_behind_another_is_not_in_view_and_a_partly_hidden_one_is():
+    # Person 1 stands still; person 2, nearer and larger, stands in front of them for samples
+    # 4-6, covering them wholly; person 3 stands half behind person 4 for the same samples.
+    hidden = [(k, d) for k, d in _walk(1, 0, 10, x0=100, vx=0) if k not in (4, 5, 6)]
+    front = [(k, Detection(2, "person", (80.0, 80.0, 180.0, 240.0), 0.9)) for k in (4, 5, 6)]
+    half = [(k, d) for k, d in _walk(3, 0, 10, x0=400, vx=0) if k not in (4, 5, 6)]
+    other = [(k, Detection(4, "person", (425.0, 80.0, 520.0, 240.0), 0.9)) for k in (4, 5, 6)]
+    filled = {k: dets for k, _, dets in fill_gaps(_frames(hidden, front, half, other, n=10), 2.5)}
+    assert [sorted(d.track_id for d in filled[k]) for k in (4, 5, 6)] == [[2, 3, 4]] * 3
+
+
 def test_a_person_who_steps_out_at_the_edge_is_not_filled_in():
     # Seen at the left edge, gone for 0.6 s, seen again there: out of view, not hidden.
     seen = [(k, det) for k, det in _walk(1, 0, 10, x0=0, vx=0) if k not in (4, 5, 6)]
@@ -297,8 +308,10 @@ def test_someone_mostly_out_of_the_picture_is_not_counted(tud):
     dropped = [d for (_, _, a), (_, _, b) in zip(kept, trimmed) for d in a if d not in b]
     assert dropped and all(d.box[0] <= 6.4 or d.box[2] >= 633.6 for d in dropped)
     assert all((d.box[2] - d.box[0]) / (d.box[3] - d.box[1]) < 0.25 for d in dropped)
-    # Measured: 6 people miscounted over the 15 frames, 1 after (a person hidden in the group).
-    assert wrong(trimmed) <= 2 < wrong(kept), (wrong(kept), wrong(trimmed))
+    # Measured: 8 people miscounted over the 15 frames, 3 after: a person hidden in the group,
+    # and two samples where someone stands wholly behind another's box, whom MOT15's truth
+    # counts and the product's rule (in view = some part visible) does not.
+    assert wrong(trimmed) <= 3 < wrong(kept), (wrong(kept), wrong(trimmed))
 
 
 def test_a_box_is_cut_off_by_the_picture_not_by_the_frame():

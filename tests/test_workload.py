@@ -22,7 +22,7 @@ from backend import cli, schema
 from backend.agent.options import option_for_value
 from backend.agent.queries import TypedQuery, VideoTables, run
 from backend.agent.timephrases import resolve
-from backend.evaluation import questions, workload
+from backend.evaluation import questions, tracking, workload
 from backend.answer import Confidence, Cost, Lesson, MemoryTrace, ReplayedEntry
 from backend.evaluation import memory_bench as bench
 from backend.memory_records import EntryRef
@@ -279,17 +279,16 @@ def test_the_external_workload_holds_only_ground_truth_in_two_halves(tmp_path, m
                                               footage.BY_NAME["half-fps"]))
     settings = replace(library_settings, cache_dir=tmp_path / "cache")
     out = tmp_path / "external" / "workload.csv"
-    summary = workload.make_external_workload(VIDEOS / "ground-truth", out, settings, count=200)
+    sequences = tracking.find_sequences(VIDEOS / "ground-truth")
+    summary = workload.make_external_workload(sequences, out, settings, count=200)
     rows = _rows(out)
     assert len(rows) == summary["questions"] == 200 and {r["truth"] for r in rows} == {"external"}
     videos = {r["video"] for r in rows}
     assert all((out.parent / "videos" / v).is_file() for v in videos)
-    # Each video is in one half only, and each half asks about both sequences.
+    # Each scene is in one half with all its variants: Stadtmitte tunes, Campus reports.
     half = {v: {r["half"] for r in rows if r["video"] == v} for v in videos}
-    assert all(len(h) == 1 for h in half.values())
-    for name in workload.HALVES:
-        mine = [v for v, h in half.items() if h == {name}]
-        assert any("Campus" in v for v in mine) and any("Stadtmitte" in v for v in mine)
+    assert all(h == ({"tune"} if "Stadtmitte" in v else {"report"}) for v, h in half.items())
+    assert sum("Campus" in v for v in videos) == sum("Stadtmitte" in v for v in videos) == 3
     # Counts are offered as a test offers them: five in a row, one or two apart.
     for r in rows:
         if r["need"] in ("count_at", "most_at_once", "count_distinct"):

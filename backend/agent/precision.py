@@ -3,13 +3,18 @@
 A count or a direction computed from the tables is a measurement with an error rate: the
 tracker misses small people and merges crowds, so "computed" alone says nothing about being
 right. `measured_precision.json` beside this file holds, per kind of measurement (the typed
-query's operation) and per condition the video shows (how large its people are, how many at
-once), how many computed values were right of how many, on the tuning half of the external-only
-workload (MOT sequences and their footage variants). `python -m backend bench measurements
---write` makes it again. A computed answer earns "high" only where that precision is at least
-`HIGH_PRECISION` over at least `MIN_QUESTIONS` questions, and on that share of at least
-`MIN_VIDEOS` videos; every other kind (speech, on-screen text, colours: no external truth
-measures them yet) stays at most medium.
+query's operation) and per condition the video shows (how large its people are, whether they
+are a crowd, whether the camera moves), how many computed values were right of how many on each
+scene of the tuning half of the external-only workload (eight scenes with person truth and their
+footage variants; `evaluation/scenes.py`), and a lower bound on that precision. `python -m
+backend bench measurements --write` makes it again.
+
+Scenes are the unit of independence: a scene's variants, and the several questions asked of one
+video, are right or wrong together. So the bound is a scene bootstrap (`lower_bound`): scenes
+drawn with replacement, each scene's precision drawn from what its own questions allow, and the
+5th percentile of the pooled precision kept. A computed answer earns "high" only where that bound
+is at least `HIGH_PRECISION` on at least `MIN_SCENES` scenes; every other kind (speech, on-screen
+text, colours: no external truth measures them yet) stays at most medium.
 
 Objects are measured apart, kind by kind and by size (`object_precision.json`, written by
 `python -m backend bench detectors --write` for the default object detector on COCO val2017
@@ -17,10 +22,6 @@ images): "which kinds of vehicles pass" answered from the kinds tracked earns "h
 every kind the answer rests on, at the size it was seen, was named right at least
 `HIGH_PRECISION` of the time over at least `MIN_BOXES` detections, by the detector this video was
 ingested with.
-
-Videos count, not only questions: the questions about one video ask one measurement several
-ways and are right or wrong together. Most at once in large crowds was right on 24 of 24 tuning
-questions from 5 videos, and on 6 of 27 reporting ones (a person too many or too few).
 """
 
 from __future__ import annotations
@@ -29,8 +30,13 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from backend.ingest.tracks import CROWD
+
 TABLE = Path(__file__).with_name("measured_precision.json")
 OBJECT_TABLE = Path(__file__).with_name("object_precision.json")
+CROWD_TABLE = Path(__file__).with_name("crowd_count.json")
 # Typed operations whose computed value is the kinds an object detector named.
 OBJECT_MEASURED = ("kinds", "held")
 MIN_BOXES = 20
@@ -39,10 +45,9 @@ MIN_BOXES = 20
 REFERENCE = 640
 SMALL_AREA, LARGE_AREA = 32 * 32, 96 * 96
 HIGH_PRECISION = 0.9
-MIN_QUESTIONS = 5
-# All of 8 videos right is what a per-video precision of 75 % gives less than one time in ten
-# (0.75^8 = 0.10); with 5 it gives one time in four.
-MIN_VIDEOS = 8
+# One scene's variants all agree or all fail together, so one scene bounds nothing.
+MIN_SCENES = 2
+BOOTSTRAP_DRAWS = 4000
 # Typed operations about people whose computed value the external workload checks (an
 # appearance query answers when the first one leaves and when the last one arrives).
 MEASURED = ("in_view", "most_at_once", "count_distinct", "movement", "first_appearance",
@@ -50,26 +55,82 @@ MEASURED = ("in_view", "most_at_once", "count_distinct", "movement", "first_appe
 # A person box under this share of the frame's height is small: at 640 px input such people are
 # missed more often (`bench tracking --variants`, the 0.35x and 0.5x variants).
 SMALL_PERSON = 0.25
-CROWD = 5  # this many people or more at once make a crowd, where boxes overlap and merge
+# A camera that moves over more than this share of the video: tracks jump with the picture.
+MOVING_SHARE = 0.5
 
 
 def conditions(tables) -> str:
-    """The conditions a video's people measurements were made in, e.g. 'small, crowd'."""
+    """The conditions a video's people measurements were made in, e.g. 'small, crowd, moving'."""
     row = tables.rows(
         "SELECT (SELECT AVG((d.y2 - d.y1) * 1.0 / v.height) FROM detections d JOIN instances i "
         "ON i.id = d.instance_id, video v WHERE i.category = 'person') AS size, "
         "(SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM detections d JOIN instances i "
-        "ON i.id = d.instance_id WHERE i.category = 'person' GROUP BY d.frame)) AS most")[0]
+        "ON i.id = d.instance_id WHERE i.category = 'person' GROUP BY d.frame)) AS most, "
+        "(SELECT AVG(camera NOT IN ('static', 'unknown')) FROM scenes) AS moving")[0]
     if row["size"] is None:
         return ""
     size = "small" if row["size"] < SMALL_PERSON else "large"
-    return f"{size}, {'crowd' if (row['most'] or 0) >= CROWD else 'few'}"
+    camera = "moving" if (row["moving"] or 0) > MOVING_SHARE else "still"
+    return f"{size}, {'crowd' if (row['most'] or 0) > CROWD else 'few'}, {camera}"
+
+
+def estimate(seen: int, factor: float | None) -> int:
+    """A count of `seen` people in a crowd as an answer gives it: scaled by the measured crowd
+    factor for the people hidden in it."""
+    return round(seen * factor) if factor else seen
+
+
+def in_crowd(conditions: str) -> bool:
+    """Whether a video's conditions (`conditions`) are a crowd's."""
+    return conditions.split(", ")[1:2] == ["crowd"]
+
+
+@lru_cache(maxsize=1)
+def crowd_measured() -> dict:
+    """{"detector", "factor", "frames", "seen", "true", "scenes"} from CROWD_TABLE; {} where it
+    is missing."""
+    return json.loads(CROWD_TABLE.read_text()) if CROWD_TABLE.is_file() else {}
+
+
+def crowd_factor(tables, table: dict | None = None) -> float | None:
+    """People there per person seen, measured for crowds tracked by the detector this video was
+    tracked with; None where this video is no crowd or its detector was not measured."""
+    found = crowd_measured() if table is None else table
+    tracker = str(tables.video["models"].get("tracker", ""))
+    measured_by = found.get("detector")
+    if not measured_by or not tracker.startswith(measured_by) or not in_crowd(tables.conditions):
+        return None
+    return found.get("factor")
+
+
+def relative_error(query: dict, table: dict | None = None) -> float | None:
+    """The mean share a count of this kind, in these conditions, was off by when measured."""
+    found = cell(query, table)
+    return found.get("relative_error") if found else None
+
+
+def lower_bound(scenes: dict[str, dict], draws: int = BOOTSTRAP_DRAWS, seed: int = 0,
+                share: float = 0.05) -> float:
+    """The `share` quantile of precision over scene bootstrap draws: scenes ({name: {"right",
+    "of"}}) drawn with replacement, each drawn scene's precision from its Jeffreys posterior
+    (Beta(right + 1/2, wrong + 1/2), so five right of five is not taken for certainty), pooled
+    over its questions. 0 without scenes."""
+    cells = [c for c in scenes.values() if c["of"]]
+    if not cells:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    right = np.array([c["right"] for c in cells], dtype=float)
+    of = np.array([c["of"] for c in cells], dtype=float)
+    picks = rng.integers(0, len(cells), size=(draws, len(cells)))
+    rates = rng.beta(right[picks] + 0.5, of[picks] - right[picks] + 0.5)
+    pooled = (rates * of[picks]).sum(axis=1) / of[picks].sum(axis=1)
+    return round(float(np.quantile(pooled, share)), 3)
 
 
 @lru_cache(maxsize=1)
 def measured() -> dict:
-    """{operation: {conditions: {"right", "of", "videos_right", "videos"}}} from the file; {}
-    where it is missing."""
+    """{operation: {conditions: {"right", "of", "scenes": {scene: {"right", "of"}}, "lower"}}}
+    from the file; {} where it is missing."""
     return json.loads(TABLE.read_text()) if TABLE.is_file() else {}
 
 
@@ -129,10 +190,8 @@ def earns_high(query: dict, table: dict | None = None) -> bool:
         cells = object_cells(query, table)
         return bool(cells) and all(precise_kind(c) for _, _, c in cells)
     found = cell(query, table)
-    return bool(found) and found["of"] >= MIN_QUESTIONS and \
-        found["right"] / found["of"] >= HIGH_PRECISION and \
-        found.get("videos", 0) >= MIN_VIDEOS and \
-        found["videos_right"] / found["videos"] >= HIGH_PRECISION
+    return bool(found) and len(found.get("scenes", {})) >= MIN_SCENES and \
+        found.get("lower", 0) >= HIGH_PRECISION
 
 
 def described(query: dict) -> str:
@@ -150,5 +209,5 @@ def described(query: dict) -> str:
         return ""
     return (f" Measured on external truth, {query['operation']} in videos like this one "
             f"({query['conditions']} people) was right {found['right']} of {found['of']} times, "
-            f"on every question of {found.get('videos_right', 0)} of {found.get('videos', 0)} "
-            f"videos.")
+            f"on {len(found.get('scenes', {}))} scenes (at least {found.get('lower', 0):.0%} "
+            f"right, scenes drawn again and again).")

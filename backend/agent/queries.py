@@ -34,6 +34,7 @@ from backend.agent.video_tables import (Result, Target, VideoTables, parse_targe
                                         plural, quoted)
 from backend.errors import QueryError
 from backend.ingest import describe
+from backend.ingest.tracks import CROWD
 from models.motion import CATEGORY as MOVING
 
 OPERATIONS: dict[str, str] = {
@@ -85,6 +86,9 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
         if result.support == "computed" and query.operation in precision.MEASURED and \
                 parse_target(query.target).category == "person":
             result.conditions = tables.conditions
+            if query.operation in _COUNTS and result.value.isdigit() and \
+                    precision.in_crowd(result.conditions):
+                _as_estimate(result, query.operation, precision.crowd_factor(tables))
         elif result.support == "computed" and query.operation in precision.OBJECT_MEASURED:
             result.conditions = precision.object_conditions(tables,
                                                             list((result.typed or {}).get("kinds", {})))
@@ -92,6 +96,27 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
         result = Result(f"The tables refused the query: {e}", support="none")
     result.span = span
     return result
+
+
+def _as_estimate(result: Result, operation: str, factor: float | None) -> None:
+    """A crowd's count said as what it is: an estimate. People at a time (or at most at once)
+    are scaled up for those hidden in the crowd where that was measured (`precision.estimate`);
+    a count of different people is the tracks', said as "about"."""
+    seen = int(result.value)
+    there = precision.estimate(seen, factor) if operation != "count_distinct" else seen
+    seen_text = re.sub(r"; never \d+ or more at once", "", result.text)
+    if there != seen:
+        result.value = str(there)
+        result.text = (f"About {there}, an estimate. {seen_text} That counts the people the "
+                       f"detector sees; in crowds, {factor:g} people were there for each one seen "
+                       f"(measured), as people wholly behind others go unseen.")
+    else:
+        said = re.sub(rf"(?<![#\d.]){seen}\b", f"about {seen}", seen_text, count=1)
+        result.text = (said[:1].upper() + said[1:] + f" In a crowd (more than {CROWD} at once), "
+                       f"people wholly behind others go unseen, so this is an estimate.")
+    off = precision.relative_error({"operation": operation, "conditions": result.conditions})
+    if off is not None:
+        result.text += f" Counts like it were off by {off:.0%} on average, measured."
 
 
 def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | None) -> Result:

@@ -21,7 +21,8 @@ from backend.agent.meaning import place
 from backend.agent.option_match import COLOUR_WORDS, colour_distance, colours_in
 from backend.config import Settings
 from backend.errors import InputError
-from backend.evaluation.workload import (HALVES, N_OPTIONS, Fact, Sampler, generate,
+from backend.evaluation.scenes import HALVES
+from backend.evaluation.workload import (N_OPTIONS, Fact, Sampler, generate,
                                          said_at_sampler, video_files, write_csv)
 from models.motion import CATEGORY as MOVING
 

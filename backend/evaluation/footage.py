@@ -26,6 +26,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from backend.errors import UsageError
 from backend.evaluation.tracking import Sequence, sequence_at
 from backend.library import content_hash
 
@@ -57,8 +58,20 @@ VARIANTS = (
     Variant("low-bitrate", bitrate=150_000),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
+
 _QUALITY_BITRATE = 8_000_000  # high enough that re-encoding itself changes nothing a detector sees
 _BLUR_SIZE = (16, 12)         # the background's detail: coarser than any person
+
+
+def chosen(names: str) -> tuple[Variant, ...]:
+    """The variants named, comma-separated ("all": every one; "none": none)."""
+    if names in ("all", "none"):
+        return VARIANTS if names == "all" else ()
+    unknown = [n.strip() for n in names.split(",") if n.strip() not in BY_NAME]
+    if unknown:
+        raise UsageError(f"--variants: no variant {unknown[0]!r}; the variants are "
+                         f"{', '.join(BY_NAME)}.")
+    return tuple(BY_NAME[n.strip()] for n in names.split(","))
 
 
 def _offset(width: int, height: int, scale: float) -> tuple[int, int]:

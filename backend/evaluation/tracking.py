@@ -21,8 +21,10 @@ from pathlib import Path
 import motmetrics
 import numpy as np
 
-from backend.ingest.describe import TrackPoint, motion
+from backend.agent.precision import estimate
 from backend.errors import InputError
+from backend.ingest.describe import TrackPoint, motion
+from backend.ingest.tracks import CROWD
 from backend.library import VIDEO_EXTENSIONS
 
 Box = tuple[float, float, float, float]  # x1, y1, x2, y2 in pixels
@@ -74,18 +76,56 @@ def _video_for(folder: Path, name: str) -> Path:
                      f"'*_{name}.mp4' in '{folder.parent.parent}'.")
 
 
-def read_ground_truth(sequence: Sequence) -> Boxes:
-    """gt.txt rows `frame, id, x, y, w, h, conf, ...` (frames from 1) by frame index from 0;
-    rows marked conf 0 are not to be scored (MOT16 and later)."""
-    truth: Boxes = defaultdict(list)
+# MOT16 and later classes that are people: a pedestrian, a person on a vehicle, a static person.
+# Distractors (8) and reflections (12) are not.
+PERSON_CLASSES = {1, 2, 7}
+
+
+def _truth_rows(sequence: Sequence):
+    """(frame index from 0, identity, box, in view) for every person row of gt.txt
+    (frames from 1).
+
+    The product's rule, the same for every sequence: a person is in view when any part of them is
+    visible in the frame. MOT16 rows (`frame, id, x, y, w, h, consider, class, visibility`) give a
+    class and a visibility: people of PERSON_CLASSES with visibility > 0 are in view whatever
+    their `consider` flag (a seated person is in view). MOT15 rows (`frame, id, x, y, w, h, conf,
+    world x, y, z`: ten cells) and head points (Mall, the same layout) are all people, all in
+    view, except rows marked conf 0."""
     for line in sequence.gt.read_text().splitlines():
         cells = line.split(",")
-        if len(cells) < 7 or float(cells[6]) == 0:
+        if len(cells) < 7:
+            continue
+        if len(cells) == 9:
+            person = int(float(cells[7])) in PERSON_CLASSES
+            in_view = person and float(cells[8]) > 0
+        else:
+            person = in_view = float(cells[6]) != 0
+        if not person:
             continue
         frame, identity = int(float(cells[0])), int(float(cells[1]))
         x, y, w, h = (float(c) for c in cells[2:6])
-        truth[frame - 1].append((identity, (x, y, x + w, y + h)))
+        yield frame - 1, identity, (x, y, x + w, y + h), in_view
+
+
+def read_ground_truth(sequence: Sequence) -> Boxes:
+    """The people in view (`_truth_rows`' rule), by frame index from 0."""
+    truth: Boxes = defaultdict(list)
+    for frame, identity, box, in_view in _truth_rows(sequence):
+        if in_view:
+            truth[frame].append((identity, box))
     return truth
+
+
+def true_identities(sequence: Sequence) -> set[int] | None:
+    """Every person's identity, hidden ones included ("how many different people" counts a person
+    walking behind others); None where the truth has no identities (head points, all -1)."""
+    identities = {identity for _, identity, _, _ in _truth_rows(sequence)}
+    return None if identities <= {-1} else identities
+
+
+def has_boxes(truth: Boxes) -> bool:
+    """Whether the truth is boxes rather than points (Mall marks heads): only boxes can be matched."""
+    return any(b[2] > b[0] and b[3] > b[1] for rows in truth.values() for _, b in rows)
 
 
 def tracked_people(rows: list[dict]) -> Boxes:
@@ -113,22 +153,76 @@ SMALL_PERSON_PX = 64
 
 
 def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
-          frame_size: tuple[int, int] | None = None) -> dict:
+          frame_size: tuple[int, int] | None = None, identities: set[int] | None = None) -> dict:
     """Metrics over `frames`, pairs of (ground-truth frame index, tracked frame index): the
     frames the tracker saw, mapped onto the ground truth's numbering by time. With the frame's
-    (width, height), also how often a track's direction of motion is the true one."""
+    (width, height), also how often a track's direction of motion is the true one; with every
+    true identity (`true_identities`), how far the number of tracks is from it, the answer to
+    "how many different people". Truth of points (heads) is scored on counts only. The
+    per-frame counts (true, seen) are kept for `crowd_factor` and `estimated_relative`."""
+    counts = [(len(truth.get(gt_frame, [])), len(tracked.get(frame, []))) for gt_frame, frame in frames]
+    errors = np.array([seen - real for real, seen in counts], dtype=float)
+    tracks = {i for rows in tracked.values() for i, _ in rows}
+    figures = {
+        "frames_scored": len(frames),
+        "count_mae": round(float(np.abs(errors).mean()), 3) if len(errors) else None,
+        "count_bias": round(float(errors.mean()), 3) if len(errors) else None,
+        "within_one": round(float((np.abs(errors) <= 1).mean()), 3) if len(errors) else None,
+        "count_relative": _relative(counts),
+        "counts": counts,
+        "max_at_once": max((seen for _, seen in counts), default=0),
+        "true_max_at_once": max((r for r, _ in counts), default=0),
+        "tracks": len(tracks),
+        "identities": len(identities) if identities is not None else None,
+        "distinct_error": len(tracks) - len(identities) if identities is not None else None,
+        "tracks_per_identity": (round(len(tracks) / max(1, len(identities)), 3)
+                                if identities is not None else None),
+    }
+    if not has_boxes(truth):
+        return {**figures, **dict.fromkeys(_BOX_FIGURES)}
+    return {**figures, **_box_figures(truth, tracked, frames, frame_size)}
+
+
+def _relative(counts: list[tuple[int, int]]) -> float | None:
+    """The summed count error as a share of the summed true count, over frames with anyone in
+    view ("about 34" when 36 are there is 6 % off)."""
+    there = [(r, seen) for r, seen in counts if r > 0]
+    if not there:
+        return None
+    return round(sum(abs(seen - r) for r, seen in there) / sum(r for r, _ in there), 3)
+
+
+def crowd_factor(runs: list[dict]) -> dict:
+    """How many people are there for each one seen, over every frame of the runs (`score`'s
+    figures, with "sequence") that saw a crowd (more than CROWD at once): {"factor", "frames",
+    "seen", "true", "scenes"}."""
+    crowds = [run for run in runs if run["max_at_once"] > CROWD]
+    seen = sum(s for run in crowds for _, s in run["counts"])
+    true = sum(r for run in crowds for r, _ in run["counts"])
+    return {"factor": round(true / seen, 3) if seen else None,
+            "frames": sum(len(run["counts"]) for run in crowds), "seen": seen, "true": true,
+            "scenes": sorted(run["sequence"] for run in crowds)}
+
+
+def estimated_relative(run: dict, factor: float | None) -> float | None:
+    """`_relative` of a run's counts as answers give them: scaled by the factor in a crowd."""
+    scale = factor if run["max_at_once"] > CROWD else None
+    return _relative([(r, estimate(seen, scale)) for r, seen in run["counts"]])
+
+
+_BOX_FIGURES = ("mota", "idf1", "mean_iou", "id_switches", "fragmentations", "precision", "recall",
+                "small_recall", "direction_right")
+
+
+def _box_figures(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
+                 frame_size: tuple[int, int] | None) -> dict:
     accumulator = motmetrics.MOTAccumulator(auto_id=True)
-    counts = []
-    truth_ids, tracked_ids = set(), set()
     pairs: dict[int, list[tuple[int, int, Box, Box]]] = defaultdict(list)
     small_total = small_found = 0
     for gt_frame, frame in frames:
         here, seen = truth.get(gt_frame, []), tracked.get(frame, [])
         distances = _distances(here, seen)
         accumulator.update([i for i, _ in here], [i for i, _ in seen], distances)
-        counts.append((len(here), len(seen)))
-        truth_ids.update(i for i, _ in here)
-        tracked_ids.update(i for i, _ in seen)
         small = {i for i, b in here if b[3] - b[1] < SMALL_PERSON_PX}
         small_total += len(small)
         found = set()
@@ -139,9 +233,7 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
     names = ["mota", "motp", "idf1", "num_switches", "num_fragmentations", "precision", "recall"]
     summary = motmetrics.metrics.create().compute(accumulator, metrics=names, name="run")
     metric = {name: float(summary[name].iloc[0]) for name in names}
-    errors = np.array([seen - real for real, seen in counts], dtype=float)
     return {
-        "frames_scored": len(frames),
         "mota": round(metric["mota"], 3), "idf1": round(metric["idf1"], 3),
         # motmetrics' MOTP is the mean 1 - IoU of matches; the IoU reads more plainly.
         "mean_iou": round(1 - metric["motp"], 3) if not np.isnan(metric["motp"]) else None,
@@ -150,13 +242,6 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
         "precision": round(metric["precision"], 3), "recall": round(metric["recall"], 3),
         # Of true boxes under SMALL_PERSON_PX tall, the share a tracked box overlaps best.
         "small_recall": round(small_found / small_total, 3) if small_total else None,
-        "count_mae": round(float(np.abs(errors).mean()), 3) if len(errors) else None,
-        "count_bias": round(float(errors.mean()), 3) if len(errors) else None,
-        "within_one": round(float((np.abs(errors) <= 1).mean()), 3) if len(errors) else None,
-        "max_at_once": max((seen for _, seen in counts), default=0),
-        "true_max_at_once": max((real for real, _ in counts), default=0),
-        "tracks": len(tracked_ids), "identities": len(truth_ids),
-        "tracks_per_identity": round(len(tracked_ids) / max(1, len(truth_ids)), 3),
         "direction_right": _direction_right(pairs, frame_size) if frame_size else None,
     }
 

@@ -33,6 +33,7 @@ from backend.ingest import describe
 from backend.config import Settings
 from backend.errors import InputError
 from backend.evaluation import tracking
+from backend.evaluation.scenes import halves as halves_of
 from backend.library import VIDEO_EXTENSIONS
 
 log = logging.getLogger(__name__)
@@ -249,8 +250,12 @@ def ground_truth_samplers(sequence: tracking.Sequence,
     samplers: dict[str, Sampler] = {
         "count_at": count_at,
         "most_at_once": constant("most_at_once", max(in_view(f) for f in range(last + 1))),
-        "count_distinct": constant("count_distinct", len(lives)),
     }
+    identities = tracking.true_identities(sequence)
+    if identities is None:
+        return samplers  # head points without identities (Mall): counts only
+    # Different people include those hidden behind others the whole time they are in the scene.
+    samplers["count_distinct"] = constant("count_distinct", len(identities))
 
     def at_time(need: str, frame: int) -> Sampler:
         t = frame / sequence.fps
@@ -486,7 +491,7 @@ def _draw(sampler: Sampler, rng: random.Random, asked: set[str], needs: dict) ->
 def write_csv(rows: list[dict], out: Path) -> None:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    columns = COLUMNS + (["half"] if rows and "half" in rows[0] else [])
+    columns = COLUMNS + [c for c in ("half", "scene") if rows and c in rows[0]]
     with open(out, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
@@ -510,40 +515,33 @@ def make_workload(videos: Path, out: Path, settings: Settings, count: int = 120,
 
 # --- external truth only: the MOT sequences and their footage variants ---------------------------
 
-HALVES = ("tune", "report")
-
-
-def half_of(sequence_number: int, variant_number: int) -> str:
-    """Which half a sequence's variant (0 = the original) belongs to: alternating, so each half
-    holds every sequence and every kind of variant, but never the same video in both."""
-    return HALVES[(sequence_number + variant_number) % 2]
-
-
-def make_external_workload(ground_truth: Path, out: Path, settings: Settings, count: int = 240,
-                           seed: int = 0) -> dict:
-    """A workload whose every answer comes from MOT ground truth: each sequence under
-    `ground_truth` and its footage variants (made once into MEMORYREEL_CACHE), counts with
-    options one or two apart. The videos are linked into `videos/` beside `out` (give that
-    folder to `eval --videos`); a `half` column says which half a question is in."""
+def make_external_workload(sequences: list[tracking.Sequence], out: Path, settings: Settings,
+                           count: int = 240, seed: int = 0, variants: tuple | None = None) -> dict:
+    """A workload whose every answer comes from MOT ground truth: each sequence (a scene) and its
+    footage variants (made once into MEMORYREEL_CACHE), counts with options one or two apart.
+    The videos are linked into `videos/` beside `out` (give that folder to `eval --videos`); a
+    `half` column says which half a question is in: its scene's (`scenes.halves`, named in the
+    `scene` column). `variants`: the footage variants to make (default all)."""
     from backend.evaluation import footage
 
-    sequences = tracking.find_sequences(Path(ground_truth))
     if not sequences:
-        raise InputError(f"No MOT-layout sequence under {ground_truth}.")
+        raise InputError("No MOT-layout sequence to ask about.")
+    scene_half = halves_of(sequences)
     folder = Path(out).parent / "videos"
     folder.mkdir(parents=True, exist_ok=True)
-    samplers, halves = {}, {}
+    samplers, scene_of = {}, {}
     root = settings.cache_dir / "footage-variants"
-    for i, sequence in enumerate(sequences):
-        for j, made in enumerate([sequence, *(footage.variant_of(sequence, v, root)
-                                              for v in footage.VARIANTS)]):
+    for sequence in sequences:
+        for made in [sequence, *(footage.variant_of(sequence, v, root)
+                                 for v in (footage.VARIANTS if variants is None else variants))]:
             link = folder / f"{made.name}{made.video.suffix}"
             if link.is_symlink() or link.exists():
                 link.unlink()
             link.symlink_to(made.video.resolve())
             samplers[link.name] = ground_truth_samplers(made, spaced_distractors)
-            halves[link.name] = half_of(i, j)
-    rows = [{**row, "half": halves[row["video"]]} for row in generate(samplers, count, seed)]
+            scene_of[link.name] = sequence.name
+    rows = [{**row, "half": scene_half[scene_of[row["video"]]], "scene": scene_of[row["video"]]}
+            for row in generate(samplers, count, seed)]
     write_csv(rows, out)
     return {"out": str(out), "questions": len(rows), "seed": seed, "videos_folder": str(folder),
             "videos": dict(Counter(r["video"] for r in rows)),

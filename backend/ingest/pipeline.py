@@ -129,6 +129,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 model_names["frames_declared"] = meta.frames
                 meta = replace(meta, frames=evidence.decoded_frames,
                                duration=evidence.decoded_frames / meta.fps)
+            model_names["tracker"] = evidence.tracker
             model_names["motion"] = evidence.motion
             model_names["objects"] = evidence.objects
             model_names["detector_imgsz"] = evidence.detector_imgsz
