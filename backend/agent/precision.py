@@ -115,7 +115,7 @@ def lower_bound(scenes: dict[str, dict], draws: int = BOOTSTRAP_DRAWS, seed: int
     "of"}}) drawn with replacement, each drawn scene's precision from its Jeffreys posterior
     (Beta(right + 1/2, wrong + 1/2), so five right of five is not taken for certainty), pooled
     over its questions. 0 without scenes."""
-    cells = [c for c in scenes.values() if c["of"]]
+    cells = [scenes[name] for name in sorted(scenes) if scenes[name]["of"]]  # any order, one bound
     if not cells:
         return 0.0
     rng = np.random.default_rng(seed)
