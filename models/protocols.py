@@ -34,6 +34,9 @@ class ObjectTracker(Protocol):
     def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
         """Choose the input size (at most `largest`) for this video from its first frames."""
 
+    def most_people(self, frames_rgb: list[np.ndarray], imgsz: int) -> int:
+        """The most people it finds at once on these frames (whether a video opens on a crowd)."""
+
     def reset(self) -> None:
         """Forget the tracks of the previous video."""
 

@@ -22,6 +22,10 @@ images): "which kinds of vehicles pass" answered from the kinds tracked earns "h
 every kind the answer rests on, at the size it was seen, was named right at least
 `HIGH_PRECISION` of the time over at least `MIN_BOXES` detections, by the detector this video was
 ingested with.
+
+A crowd's count is an estimate: `crowd_count.json` (`python -m backend bench tracking --write`)
+holds the crowd factor, people there per person seen in the tuning half's crowd scenes by the
+crowd detector; `estimate` scales a count seen in a crowd by it.
 """
 
 from __future__ import annotations
