@@ -86,7 +86,7 @@ def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
         if result.support == "computed" and query.operation in precision.MEASURED and \
                 parse_target(query.target).category == "person":
             result.conditions = tables.conditions
-            if query.operation in _COUNTS and result.value.isdigit() and \
+            if query.operation in COUNTS and result.value.isdigit() and \
                     precision.in_crowd(result.conditions):
                 _as_estimate(result, query.operation, precision.crowd_factor(tables))
         elif result.support == "computed" and query.operation in precision.OBJECT_MEASURED:
@@ -123,7 +123,7 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation == "scene":  # about the picture, not an object: no target
         return scene(tables, span, question, query.words)
     target = parse_target(query.target)
-    if query.operation in _COUNTS and _EMPTY.search(question.lower()) and _a_place(target):
+    if query.operation in COUNTS and _EMPTY.search(question.lower()) and _a_place(target):
         target = OCCUPANTS
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
@@ -134,19 +134,19 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
-    if query.operation in _COUNTS and result.support == "computed" and result.value.isdigit():
+    if query.operation in COUNTS and result.support == "computed" and result.value.isdigit():
         _answer_yes_no(result, question, span, at_once=query.operation == "most_at_once")
     return result
 
 
-_COUNTS = {"in_view", "most_at_once", "count_distinct"}
+COUNTS = {"in_view", "most_at_once", "count_distinct"}
 # Whether a place is empty is about who or what is in it, not its furniture: a room with a table
 # and a chair in it is empty. Its count is of people and of things that move by themselves.
 _EMPTY = re.compile(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:people|person|one|"
                     r"objects?))\b")
 OCCUPANTS = Target(None, None, "occupant")
 _MOVERS = kinds.MOVING | {MOVING}
-_OBJECT_OPERATIONS = _COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
+_OBJECT_OPERATIONS = COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
 
 
 def _a_place(target: Target) -> bool:

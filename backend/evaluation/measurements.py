@@ -22,13 +22,12 @@ from typing import Callable
 
 from backend.agent import precision
 from backend.agent.options import option_for_value
-from backend.agent.queries import TypedQuery, run
+from backend.agent.queries import COUNTS, TypedQuery, run
 from backend.agent.video_tables import VideoTables
 from backend.config import Settings
 from backend.evaluation import workload
 
 # workload need -> the typed operation the agent's tools answer it with (about people)
-COUNTS = ("in_view", "most_at_once", "count_distinct")
 NEED_OPERATIONS = {"count_at": "in_view", "most_at_once": "most_at_once",
                    "count_distinct": "count_distinct", "direction": "movement",
                    "first_exit": "first_appearance", "last_arrival": "first_appearance"}

@@ -117,8 +117,8 @@ def read_ground_truth(sequence: Sequence) -> Boxes:
 
 
 def true_identities(sequence: Sequence) -> set[int] | None:
-    """Every person's identity, hidden ones included ("how many different people" counts a person
-    walking behind others); None where the truth has no identities (head points, all -1)."""
+    """Every person's identity, hidden ones included (the distinct count includes someone who
+    walks behind others all along); None where the truth has no identities (head points, all -1)."""
     identities = {identity for _, identity, _, _ in _truth_rows(sequence)}
     return None if identities <= {-1} else identities
 
@@ -157,8 +157,8 @@ def score(truth: Boxes, tracked: Boxes, frames: list[tuple[int, int]],
     """Metrics over `frames`, pairs of (ground-truth frame index, tracked frame index): the
     frames the tracker saw, mapped onto the ground truth's numbering by time. With the frame's
     (width, height), also how often a track's direction of motion is the true one; with every
-    true identity (`true_identities`), how far the number of tracks is from it, the answer to
-    "how many different people". Truth of points (heads) is scored on counts only. The
+    true identity (`true_identities`), how far the number of tracks is from it (what the
+    `count_distinct` query answers). Truth of points (heads) is scored on counts only. The
     per-frame counts (true, seen) are kept for `crowd_factor` and `estimated_relative`."""
     counts = [(len(truth.get(gt_frame, [])), len(tracked.get(frame, []))) for gt_frame, frame in frames]
     errors = np.array([seen - real for real, seen in counts], dtype=float)
@@ -193,7 +193,7 @@ def _relative(counts: list[tuple[int, int]]) -> float | None:
 
 
 def crowd_factor(runs: list[dict]) -> dict:
-    """How many people are there for each one seen, over every frame of the runs (`score`'s
+    """People there per person seen, over every frame of the runs (`score`'s
     figures, with "sequence") that saw a crowd (more than CROWD at once): {"factor", "frames",
     "seen", "true", "scenes"}."""
     crowds = [run for run in runs if run["max_at_once"] > CROWD]

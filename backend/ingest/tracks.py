@@ -303,7 +303,7 @@ def wholly_hidden(box: tuple[float, ...], others: list[tuple[float, ...]]) -> bo
     """Whether `box` lies wholly inside one box seen in front of it. The product's rule: a
     person is in view when any part of them is visible, so a gap's box that another box covers
     is somebody who is not in view. Covered by several boxes together is not enough: boxes are
-    wider than bodies, and someone between two people shows between them (on TUD-Campus, whose
+    wider than bodies, and someone standing between others shows in the gaps (on TUD-Campus, whose
     truth counts people wholly behind others too, 1 frame of 15 was miscounted without this
     rule, 3 with it and 4 with the union test). A box lying on it as closely as NMS's bar
     (DOUBLE_IOU) hides nothing: it is the same person under another id (`drop_doubles` keeps
