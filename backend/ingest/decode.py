@@ -86,6 +86,16 @@ def frames_at(path: Path, meta: VideoMeta, indices: list[int]) -> dict[int, np.n
     return {i: frame for i, _, frame in iter_frames(path, meta, wanted)}
 
 
+def spread_frames(path: Path, meta: VideoMeta, indices: list[int], count: int) -> list[np.ndarray]:
+    """`count` of the sampled frames spread evenly through the video, where the
+    container seeks exactly (MP4/MOV); none elsewhere, where reaching them means decoding the
+    video up to them an extra time."""
+    if count < 1 or len(indices) <= count or not _looks_like_mp4(Path(path)):
+        return []
+    picks = [indices[len(indices) * (k + 1) // (count + 1)] for k in range(count)]
+    return list(frames_at(path, meta, picks).values())
+
+
 def open_reader(path: Path) -> decord.VideoReader:
     try:
         return decord.VideoReader(str(path), num_threads=1)

@@ -55,6 +55,9 @@ class FrameEvidence:
 
 # Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
 _SIZING_FRAMES = 3
+# Frames spread through the video that are also asked whether it shows a crowd: a street
+# filmed from a bus (MOT16-13) opens on four people and passes thirty later.
+_CROWD_PROBES = 4
 
 
 def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,
@@ -73,7 +76,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     # The detector's input size is this video's: people far from the camera need a larger one.
     first = list(itertools.islice(sampled, _SIZING_FRAMES))
     mark = time.perf_counter()
-    tracker = _person_tracker(models, [frame for _, _, frame in first], settings)
+    tracker = _person_tracker(models, [frame for _, _, frame in first], settings,
+                              lambda: decode.spread_frames(source, meta, indices, _CROWD_PROBES))
     tracker.reset()
     evidence.tracker = tracker.name
     evidence.detector_imgsz = tracker.fit([frame for _, _, frame in first],
@@ -152,15 +156,21 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     return evidence
 
 
-def _person_tracker(models: ModelSet, first: list[np.ndarray], settings: Settings) -> ObjectTracker:
-    """The crowd detector where the video opens on a crowd it sees, else the person detector.
+def _person_tracker(models: ModelSet, first: list[np.ndarray], settings: Settings,
+                    later: Callable[[], list[np.ndarray]]) -> ObjectTracker:
+    """The crowd detector where it sees a crowd on the opening frames or on frames `later`
+    gives (read only when the opening shows none), else the person detector.
     The pose model finds a few of 20-50 people in a square or a mall (4 of 30 on MOT16-02 at
     640 px), a COCO detector most of those partly in view; on a few large people the pose
     model is as good and gives postures with its boxes (`bench tracking`, README)."""
     crowd = models.crowd_tracker
     if crowd is None or not first:
         return models.tracker
-    return crowd if crowd.most_people(first, settings.detector_max_imgsz) > CROWD else models.tracker
+    size = settings.detector_max_imgsz
+    if crowd.most_people(first, size) > CROWD:
+        return crowd
+    spread = later()
+    return crowd if spread and crowd.most_people(spread, size) > CROWD else models.tracker
 
 
 def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> KindsTracker | None:
