@@ -9,8 +9,11 @@ person, not a new object, so it is left out. Categories are never invented: ever
 blob's own foreground pixels (the median, so dark glass and shadowed edges do not pull a white
 car to grey), since only here is it known which pixels are the object.
 
-When the camera itself moves, most of the frame changes at once: then the tracker says so
-(`camera_moving`) and reports nothing, since background subtraction has nothing to stand on.
+When the camera itself moves, background subtraction has nothing to stand on: a frame the
+caller says the camera moved into (`camera_moved`, from the scene analyser's fit of the whole
+picture's motion) gives nothing and starts the background over once the camera stands still; a
+frame most of which changes at once counts as moved too. When moves fill much of the video the
+tracker says so (`camera_moving`).
 
 Usage:
     motion = MotionTracker()
@@ -55,33 +58,43 @@ class MotionTracker:
         from ultralytics.trackers.byte_tracker import BYTETracker
         from ultralytics.utils import IterableSimpleNamespace
 
-        self._subtractor = self._cv2.createBackgroundSubtractorMOG2(
-            history=_HISTORY, varThreshold=25, detectShadows=True)
         self._tracker = BYTETracker(IterableSimpleNamespace(
             tracker_type="bytetrack", track_high_thresh=0.3, track_low_thresh=0.1,
             new_track_thresh=0.4, track_buffer=10, match_thresh=0.9, fuse_score=False))
         self._frames = 0
         self._moving_frames = 0
         self._reference = None  # the scene without moving objects, for their colours
+        self._learnt = 0        # frames the current background model has seen
 
     @property
     def camera_moving(self) -> bool:
         return self._frames > _WARMUP and self._moving_frames > _MOVING_FRAMES * (self._frames - _WARMUP)
 
-    def track(self, frame_rgb: np.ndarray, people: list[tuple[float, float, float, float]] = ()
-              ) -> list[Detection]:
-        """Moving blobs in this frame, tracked; boxes in source pixels; none while warming up or
-        once the camera is known to move."""
+    def track(self, frame_rgb: np.ndarray, people: list[tuple[float, float, float, float]] = (),
+              camera_moved: bool = False) -> list[Detection]:
+        """Moving blobs in this frame, tracked; boxes in source pixels; none while the
+        background is being learnt, in a frame the camera moved into, or once the camera is
+        known to move through much of the video."""
         cv2 = self._cv2
         height, width = frame_rgb.shape[:2]
         scale = _WORK_WIDTH / width if width > _WORK_WIDTH else 1.0
         small = cv2.resize(frame_rgb, (round(width * scale), round(height * scale)),
                            interpolation=cv2.INTER_AREA) if scale < 1 else frame_rgb
-        mask = self._subtractor.apply(cv2.GaussianBlur(small, (5, 5), 0))
         self._frames += 1
+        if camera_moved:
+            # The background learnt so far is of another view: learn the new one from scratch.
+            self._moving_frames += 1
+            self._learnt = 0
+            self._reference = None
+            return []
+        if self._learnt == 0:
+            self._subtractor = cv2.createBackgroundSubtractorMOG2(
+                history=_HISTORY, varThreshold=25, detectShadows=True)
+        mask = self._subtractor.apply(cv2.GaussianBlur(small, (5, 5), 0))
+        self._learnt += 1
         if self._reference is None:
             self._reference = small.astype(np.float32)
-        if self._frames <= _WARMUP:
+        if self._learnt <= _WARMUP:
             return []
         foreground = mask > 200  # 127 marks shadows
         if foreground.mean() > _CAMERA_MOVING:

@@ -61,7 +61,8 @@ class MovingObjectTracker(Protocol):
     @property
     def camera_moving(self) -> bool: ...
 
-    def track(self, frame_rgb: np.ndarray, people: list[Box] = ...) -> list[Detection]: ...
+    def track(self, frame_rgb: np.ndarray, people: list[Box] = ...,
+              camera_moved: bool = ...) -> list[Detection]: ...
 
 
 class PoseModel(Protocol):
@@ -78,6 +79,7 @@ class SceneModel(Protocol):
     name: str
     looks: list[FrameLook]
     cuts: list[float]
+    camera_moved: bool  # between the last two frames added
 
     def add(self, index: int, t: float, frame_rgb: np.ndarray) -> None: ...
 

@@ -168,7 +168,7 @@ class FakeMotion:
     name = "fake-motion"
     camera_moving = False
 
-    def track(self, frame, people) -> list[Detection]:
+    def track(self, frame, people, camera_moved=False) -> list[Detection]:
         return []
 
 

@@ -97,9 +97,14 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             detections = _with_poses(poser, frame, detections)
             evidence.seconds["pose"] += time.perf_counter() - mark
             next_pose = t + settings.pose_interval
+        mark = time.perf_counter()
+        analyser.add(index, t, frame)
+        evidence.seconds["scenes"] += time.perf_counter() - mark
         if motion is not None:
             mark = time.perf_counter()
-            moving = motion.track(frame, people=[d.box for d in detections])
+            # Where the whole picture moved, so did the camera: nothing stands still to subtract.
+            moving = motion.track(frame, people=[d.box for d in detections],
+                                  camera_moved=analyser.camera_moved)
             # Their own id range: clean_tracks renumbers everything together afterwards.
             detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
                                        for d in moving]
@@ -110,9 +115,6 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                                        for d in things.track(frame)]
             evidence.seconds["objects"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
-        mark = time.perf_counter()
-        analyser.add(index, t, frame)
-        evidence.seconds["scenes"] += time.perf_counter() - mark
         picture.add(frame)
         for d in detections:
             evidence.colours[d.track_id].append(_colours(frame, d))
