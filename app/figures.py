@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
@@ -90,6 +91,10 @@ def _seconds(t: float) -> str:
 
 # -- timeline of tracked objects ------------------------------------------------------------
 
+# More tracks of one kind than this share one row (a walking camera's kitchen gave 87 moving
+# objects, a crowd gives hundreds of people); a button shows every track again.
+GROUP_AT = 12
+
 def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | None,
                     times: Sequence[float], duration: float,
                     spans: Mapping[int, Sequence[tuple[float, float]]] | None = None) -> go.Figure:
@@ -105,6 +110,11 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
         return empty_figure(title, "No objects were tracked in this video.")
     used = None if highlight is None else set(highlight)
     rows = sorted(instances, key=lambda i: i["id"])
+    per_kind = Counter(i.get("category") or "object" for i in rows)
+    # The answer's own objects always keep a row of their own.
+    grouped = {i["id"]: kind for i in rows
+               if per_kind[kind := i.get("category") or "object"] > GROUP_AT
+               and not (used and i["id"] in used)}
     labels = [f"#{i['id']} {i.get('category') or 'object'}" for i in rows]
     colour_of = colours([{"id": i["id"], "category": i.get("category") or "object"} for i in rows])
     # Several kinds: one legend entry per kind (on its first row), which hides or shows all its
@@ -142,7 +152,9 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             hovertext=["<br>".join(lines)] * len(intervals),
             hovertemplate="%{hovertext}<extra></extra>",
             customdata=[iid] * len(intervals), meta={"instance_id": iid, "used": is_used},
+            visible=iid not in grouped,
         ))
+    group_labels = _group_rows(fig, rows, grouped, spans, duration, colour_of, used)
     evidence = sorted({round(float(t), 2) for t in times})
     for t in evidence:
         fig.add_vline(x=t, line=dict(color=ACCENT, width=2, dash="dash"), layer="above")
@@ -154,7 +166,8 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             marker=dict(symbol="triangle-down", size=13, color=ACCENT, line=dict(color=INK, width=1)),
             hovertemplate="evidence at %{x:.1f} s<extra></extra>",
         ))
-    layout = base_layout(title, min(900, 160 + 30 * len(rows)))
+    shown = [label for inst, label in zip(rows, labels) if inst["id"] not in grouped]
+    layout = base_layout(title, min(900, 160 + 30 * (len(shown) + len(group_labels))))
     key = [] if used is None else ["coloured: used by this answer, grey: not used"]
     if evidence:
         key.append("▼ dashed lines: evidence times")
@@ -171,9 +184,64 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     pad = max(duration, 0.1) * 0.01  # keeps a marker at 0 s or at the end off the frame
     fig.update_xaxes(title_text="time in the video (s)", range=[-pad, max(duration, 0.1) + pad],
                      showgrid=True, gridcolor="#eef0f3", zeroline=False, ticksuffix=" s")
-    fig.layout.yaxis.update(categoryorder="array", categoryarray=labels, autorange="reversed",
-                            showgrid=False)
+    fig.layout.yaxis.update(categoryorder="array", categoryarray=shown + group_labels,
+                            autorange="reversed", showgrid=False)
+    if grouped:
+        _expand_button(fig, grouped, shown + group_labels, labels, layout["height"])
     return fig
+
+
+def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
+                spans: Mapping[int, Sequence[tuple[float, float]]] | None, duration: float,
+                colour_of: Mapping[int, str], used: set[int] | None) -> list[str]:
+    """One row per grouped kind holding its tracks' bars; returns the rows' labels."""
+    labels = []
+    for kind in dict.fromkeys(grouped.values()):
+        members = [i for i in rows if grouped.get(i["id"]) == kind]
+        label = f"{len(members)} × {kind}"
+        intervals = [span for i in members for span in
+                     ((spans or {}).get(i["id"]) or [(i["first_seen"], i["last_seen"])])]
+        hover = (f"<b>{len(members)} tracks of {_escape(kind)}</b>, each a row of its own with "
+                 f"“every track” above<br>ids #{members[0]['id']} – #{members[-1]['id']}, in "
+                 f"view {_seconds(min(a for a, _ in intervals))} – "
+                 f"{_seconds(max(b for _, b in intervals))}")
+        fig.add_trace(go.Bar(
+            name=f"{kind} (grouped)", orientation="h", y=[label] * len(intervals),
+            base=[start for start, _ in intervals],
+            x=[max(end - start, duration / 400 if duration > 0 else 0.05)
+               for start, end in intervals],
+            marker=dict(color=UNUSED if used else colour_of[members[0]["id"]]),
+            opacity=0.6, width=0.6, showlegend=False, hovertext=[hover] * len(intervals),
+            hovertemplate="%{hovertext}<extra></extra>",
+            meta={"instance_id": None, "group": kind, "instance_ids": [i["id"] for i in members]}))
+        labels.append(label)
+    return labels
+
+
+def _expand_button(fig: go.Figure, grouped: Mapping[int, str], grouped_rows: list[str],
+                   every_row: list[str], height: int) -> None:
+    """Buttons that switch between grouped rows and a row for every track, in the browser."""
+    def visible(expanded: bool) -> list[bool]:
+        out = []
+        for trace in fig.data:
+            meta = trace.meta if isinstance(trace.meta, dict) else {}
+            if meta.get("group"):
+                out.append(not expanded)
+            elif meta.get("instance_id") in grouped:
+                out.append(expanded)
+            else:
+                out.append(True)
+        return out
+    tall = min(4000, 160 + 30 * len(every_row))
+    fig.update_layout(updatemenus=[dict(
+        type="buttons", direction="right", x=1.0, xanchor="right", y=1.12, yanchor="bottom",
+        showactive=True, buttons=[
+            dict(label="grouped", method="update",
+                 args=[{"visible": visible(False)},
+                       {"yaxis.categoryarray": grouped_rows, "height": height}]),
+            dict(label="every track", method="update",
+                 args=[{"visible": visible(True)},
+                       {"yaxis.categoryarray": every_row, "height": tall}])])])
 
 
 # -- memory replay counts -------------------------------------------------------------------

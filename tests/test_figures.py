@@ -213,6 +213,32 @@ def test_timeline_spans_split_where_an_object_is_unseen(tud_unfilled):
         assert list(bar.base) == [s[0] for s in expected[iid]]
 
 
+def test_many_tracks_of_one_kind_share_a_row_that_a_button_expands():
+    # A walking camera's kitchen: 30 short moving-object tracks beside two people.
+    instances = [{"id": k, "category": "moving object", "first_seen": k * 0.5,
+                  "last_seen": k * 0.5 + 0.4} for k in range(1, 31)]
+    instances += [{"id": 40, "category": "person", "first_seen": 0.0, "last_seen": 15.0},
+                  {"id": 41, "category": "person", "first_seen": 2.0, "last_seen": 9.0}]
+    fig = figures.timeline_figure(instances, [7, 40], [3.5], 16.0)
+    group = next(t for t in fig.data if t.type == "bar" and (t.meta or {}).get("group"))
+    # The answer's own moving object keeps its row; the other 29 are one row.
+    assert group.y[0] == "29 × moving object" and len(group.base) == 29
+    assert 7 not in group.meta["instance_ids"] and len(group.meta["instance_ids"]) == 29
+    bars = _bars(fig)
+    shown = {iid for iid, t in bars.items() if iid is not None and t.visible is not False}
+    assert shown == {7, 40, 41}
+    assert list(fig.layout.yaxis.categoryarray) == [
+        "#7 moving object", "#40 person", "#41 person", "29 × moving object"]
+    grouped, every = fig.layout.updatemenus[0].buttons
+    assert every.label == "every track"
+    assert sum(v for v, t in zip(every.args[0]["visible"], fig.data) if t.type == "bar") == 32
+    assert len(every.args[1]["yaxis.categoryarray"]) == 32 and every.args[1]["height"] > \
+        grouped.args[1]["height"] == fig.layout.height
+    # A dozen of a kind still get a row each.
+    few = figures.timeline_figure(instances[:12], None, [], 16.0)
+    assert not few.layout.updatemenus and len(_bars(few)) == 12
+
+
 def test_timeline_without_instances_is_an_empty_state():
     fig = figures.timeline_figure([], [], [1.0], 10.0)
     assert figures.is_empty_state(fig)
