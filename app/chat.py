@@ -164,6 +164,13 @@ def _current(node) -> str:
     return f"step {node.id}, {node.action}"
 
 
+def check_ask(video_id: str | None, question: str, options_text: str, *,
+              across_library: bool = False) -> None:
+    """Raise InputError, saying what to do, for a question that cannot be asked as it is."""
+    check_question(LIBRARY if across_library else video_id, question)
+    parse_options(options_text)
+
+
 def converse(video_id: str | None, question: str, options_text: str, messages: list[dict],
              turns: list[dict], settings: Settings, *, across_library: bool = False
              ) -> Iterator[tuple[list[dict], list[dict], int | None]]:
@@ -177,7 +184,7 @@ def converse(video_id: str | None, question: str, options_text: str, messages: l
     `memory` dict, which the panels show when next drawn.
     """
     # Bad input fails before anything is shown.
-    check_question(LIBRARY if across_library else video_id, question)
+    check_ask(video_id, question, options_text, across_library=across_library)
     options = parse_options(options_text)
     messages = [*messages, question_message(question.strip(), options)]
     steps: queue.Queue = queue.Queue()

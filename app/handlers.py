@@ -16,12 +16,13 @@ from app.api import answer_library, answer_question, delete_video, ingest_upload
 from app.errors import friendly
 from app.layout import NO_VIDEO, AnswerPanels
 from backend.config import Settings
-from backend.errors import NotFoundError
+from backend.errors import InputError, NotFoundError
 from backend.library import Library
 from backend.suggest import suggest
 
 _EMPTY = {"headers": [], "data": []}
 _PANELS = len(fields(AnswerPanels))
+_LIBRARY_OUTPUTS = 4  # what library_view returns: cards, chooser, note, ids
 
 
 def show_video(video_id: str | None, settings: Settings) -> tuple:
@@ -45,7 +46,12 @@ def library_view(settings: Settings, selected: str | None = None) -> tuple:
 @friendly
 def on_upload(file_path, prefs, progress=gr.Progress()):
     progress(0, desc="Checking the file")
-    result = ingest_upload(file_path, prefs, lambda text, fraction: progress(fraction, desc=text))
+    try:
+        result = ingest_upload(file_path, prefs,
+                               lambda text, fraction: progress(fraction, desc=text))
+    except InputError as e:
+        # The file is refused by name in the upload's own status line; the library is as it was.
+        return (None, f"⚠ {e}", *[gr.skip()] * _LIBRARY_OUTPUTS)
     counts = result.counts
     done = ("was already in the library" if result.cached else
             f"ingested in {result.seconds['total']:.0f} s: {counts.get('instances', 0)} "
@@ -138,6 +144,14 @@ def on_delete(video_id, prefs):
 @friendly
 def on_ask(video_id, question_text, options_text, messages, turns_now, prefs,
            scope=chat.THIS_VIDEO):
+    try:
+        chat.check_ask(video_id, question_text or "", options_text or "",
+                       across_library=scope == chat.ALL_VIDEOS)
+    except InputError as e:
+        # One message under the question, where the user looks; the chat, the question and
+        # every panel stay as they were (an error would mark each of them).
+        yield (*[gr.skip()] * (5 + _PANELS), f"⚠ {e}")
+        return
     cleared = False  # empty the question and options once, then leave them to the user
     for messages_now, turns_next, selected in chat.converse(
             video_id, question_text or "", options_text or "", messages or [],
@@ -147,7 +161,7 @@ def on_ask(video_id, question_text, options_text, messages, turns_now, prefs,
         panels = [gr.skip()] * _PANELS if selected is None else \
             answer_view.render(prefs, turns_next, selected, video_id)
         yield (messages_now, turns_next, gr.skip() if selected is None else selected,
-               blank, blank, *panels)
+               blank, blank, *panels, "")
         cleared = True
 
 

@@ -75,6 +75,7 @@ class ChatArea:
     options: gr.Textbox
     ask_button: gr.Button
     clear_button: gr.Button
+    note: gr.Markdown  # what is wrong with a question that could not be asked
     suggestions: gr.Dataset
     # Hidden: static/app.js writes the video of a clicked library chip here to select it.
     chip_video: gr.Textbox
@@ -265,12 +266,13 @@ def chat_area() -> ChatArea:
         with gr.Row():
             ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=3)
             clear_button = gr.Button("New chat", scale=1)
+        note = gr.Markdown("", elem_id="ask-note")
         # Filled from the selected video's evidence (backend/suggest.py).
         suggestions = gr.Dataset(components=["textbox"], samples=[], label="Try", type="values",
                                  elem_id="suggestions")
         chip_video = gr.Textbox(visible="hidden", elem_id="chip-video")
-    return ChatArea(chatbot, scope, question, options, ask_button, clear_button, suggestions,
-                    chip_video)
+    return ChatArea(chatbot, scope, question, options, ask_button, clear_button, note,
+                    suggestions, chip_video)
 
 
 def answer_panels() -> AnswerPanels:

@@ -96,7 +96,8 @@ def _wire_chat(page: layout.Page) -> None:
     picking an earlier answer, a new chat; a library answer's chip picks its video."""
     c, state, panels, chooser = page.chat, page.state, page.panels.outputs(), page.library.chooser
     ask_inputs = [chooser, c.question, c.options, c.chatbot, state.turns, state.prefs, c.scope]
-    ask_outputs = [c.chatbot, state.turns, state.selected_turn, c.question, c.options, *panels]
+    ask_outputs = [c.chatbot, state.turns, state.selected_turn, c.question, c.options, *panels,
+                   c.note]
     panel_inputs = [state.turns, state.selected_turn, state.prefs]
     answer_downloads = page.exports.answer_buttons()
     for trigger in (c.ask_button.click, c.question.submit):

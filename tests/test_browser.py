@@ -59,6 +59,21 @@ def _ask(page: Page, question: str, options: list[str], answers_before: int) -> 
     return bot.last.inner_text()
 
 
+def test_asking_with_no_video_gives_one_message_and_no_error_badges(page: Page):
+    expect(page.get_by_text("The library is empty")).to_be_visible(timeout=30_000)
+    page.locator("#question textarea").fill("how many people are there")
+    page.locator("#ask").click()
+    expect(page.locator("#ask-note")).to_contain_text("Pick a video from the library",
+                                                      timeout=30_000)
+    page.wait_for_timeout(1_000)  # any badge or toast would be drawn by now
+    assert page.get_by_text(re.compile("before asking")).count() == 1
+    # An error would mark the chat and each panel with a red badge and pop a toast.
+    assert page.locator(".error, .toast-body").count() == 0
+    assert page.locator("#chat .message").count() == 0
+    expect(page.locator("#question textarea")).to_have_value("how many people are there")
+    page.locator("#question textarea").fill("")
+
+
 def test_upload_ask_and_inspect_the_answer(page: Page):
     expect(page.get_by_text("The library is empty")).to_be_visible(timeout=30_000)
 

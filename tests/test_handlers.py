@@ -40,15 +40,27 @@ def test_an_ingested_video_is_listed_shown_and_named_before_deleting(ingested, l
     # The CLI's `--n` and the Settings tab share one range (backend/inputs.py).
     (lambda s: handlers.on_save(s, "", "", "", 7, True), "from 1 to 6, not 7"),
     (lambda s: handlers.on_save(s, "", "", "", 0, True), "from 1 to 6, not 0"),
-    # Lone surrogates reach the app from a JSON string ("\\udcff"): refused before any model.
-    (lambda s: list(handlers.on_ask("0123456789abcdef", "how many\udcff", "", [], [], s)),
-     "The question is not valid UTF-8 text"),
-    (lambda s: list(handlers.on_ask("0123456789abcdef", "how many?", "2\n3\udcff", [], [], s)),
-     "The text of the options is not valid UTF-8 text"),
 ])
 def test_bad_input_is_a_readable_page_error(tmp_path, call, message):
     with pytest.raises(gr.Error, match=message):
         call(settings_for(tmp_path))
+
+
+@pytest.mark.parametrize("video_id, question, options, message", [
+    (None, "how many people?", "", "Pick a video from the library"),
+    ("0123456789abcdef", "   ", "", "Type a question first"),
+    # Lone surrogates reach the app from a JSON string ("\\udcff"): refused before any model.
+    ("0123456789abcdef", "how many\udcff", "", "The question is not valid UTF-8 text"),
+    ("0123456789abcdef", "how many?", "2\n3\udcff",
+     "The text of the options is not valid UTF-8 text"),
+])
+def test_a_question_that_cannot_be_asked_gets_one_note_and_changes_nothing(
+        tmp_path, video_id, question, options, message):
+    [outputs] = list(handlers.on_ask(video_id, question, options, [], [], settings_for(tmp_path)))
+    *rest, note = outputs
+    assert message in note and note.startswith("⚠")
+    # The chat, the question box and every panel are left as they were.
+    assert all(isinstance(o, type(gr.skip())) for o in rest) and len(rest) == 5 + handlers._PANELS
 
 
 def test_saved_settings_apply_to_the_session_only(tmp_path):
