@@ -17,6 +17,7 @@ from app.errors import friendly
 from app.layout import NO_VIDEO, AnswerPanels
 from backend.config import Settings
 from backend.errors import InputError, NotFoundError
+from backend import library_search
 from backend.library import Library
 from backend.suggest import suggest
 
@@ -34,17 +35,26 @@ def show_video(video_id: str | None, settings: Settings) -> tuple:
             gr.Dataset(samples=[[q] for q in s["suggestions"]]))
 
 
-def library_view(settings: Settings, selected: str | None = None) -> tuple:
-    """(cards, chooser, note, ids) for the library as it is now."""
-    library = Library(settings.home)
-    entries = views.newest_first(library)
-    return (gr.Dataset(samples=views.library_rows(entries)),
-            gr.update(choices=views.library_choices(library), value=selected),
-            views.library_note(library), [e.video_id for e in entries])
+def library_view(settings: Settings, selected: str | None = None, query: str = "",
+                 sort: str = "newest") -> tuple:
+    """(cards, chooser, note, ids) for the library as it is now: the cards the videos that
+    match `query` (name, kinds, words said or shown) in `sort` order, the chooser every video."""
+    entries = Library(settings.home).list()  # read once: a library may hold hundreds
+    shown = library_search.find(entries, query or "", sort or "newest")
+    return (gr.Dataset(samples=views.library_rows(shown)),
+            gr.update(choices=views.library_choices(entries), value=selected),
+            views.library_note(entries, shown, query or ""), [e.video_id for e in shown])
 
 
 @friendly
-def on_upload(file_path, prefs, progress=gr.Progress()):
+def on_library_search(prefs, query, sort):
+    """The cards narrowed and sorted; the chooser and the selected video stay as they are."""
+    cards, _, note, ids = library_view(prefs, None, query, sort)
+    return cards, gr.skip(), note, ids
+
+
+@friendly
+def on_upload(file_path, prefs, query="", sort="newest", progress=gr.Progress()):
     progress(0, desc="Checking the file")
     try:
         result = ingest_upload(file_path, prefs,
@@ -57,17 +67,18 @@ def on_upload(file_path, prefs, progress=gr.Progress()):
             f"ingested in {result.seconds['total']:.0f} s: {counts.get('instances', 0)} "
             f"tracked objects, {counts.get('speech', 0)} speech segments, "
             f"{counts.get('ocr', 0)} text reads")
-    return (None, f"✓ **{result.name}** {done}.", *library_view(prefs, result.video_id))
+    return (None, f"✓ **{result.name}** {done}.",
+            *library_view(prefs, result.video_id, query, sort))
 
 
 @friendly
-def on_import(prefs, progress=gr.Progress()):
+def on_import(prefs, query="", sort="newest", progress=gr.Progress()):
     """Every video in the server's import folder (never a path from the page), then the
     summary, the folder's list and the library as they are now."""
     progress(0, desc="Reading the server folder")
     summary = folder_import.import_all(prefs, lambda fraction, text: progress(fraction, desc=text))
     return (folder_import.describe(summary, prefs), folder_import.listing(prefs),
-            *library_view(prefs))
+            *library_view(prefs, None, query, sort))
 
 
 @friendly
@@ -136,9 +147,9 @@ def on_delete_request(video_id, prefs):
 
 
 @friendly
-def on_delete(video_id, prefs):
+def on_delete(video_id, prefs, query="", sort="newest"):
     message = delete_video(video_id, prefs)
-    return (gr.update(visible=False), message, *library_view(prefs, None))
+    return (gr.update(visible=False), message, *library_view(prefs, None, query, sort))
 
 
 @friendly

@@ -16,6 +16,7 @@ from app.inspector_layout import (GraphArea, InspectorArea, SqlArea, graph_area,
 from app.uploads import path_only
 from backend import config
 from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
+from backend import library_search
 from backend.library import VIDEO_EXTENSIONS
 
 NO_VIDEO = "Pick a video from the library, or upload one."
@@ -44,6 +45,8 @@ class ImportArea:
 @dataclass
 class LibraryArea:
     note: gr.Markdown
+    search: gr.Textbox
+    sort: gr.Dropdown
     cards: gr.Dataset
     chooser: gr.Dropdown
     delete_button: gr.Button
@@ -201,7 +204,12 @@ def session_state(settings: config.Settings) -> SessionState:
 def library_area(settings: config.Settings) -> LibraryArea:
     with gr.Column(scale=1, min_width=270, elem_classes="mr-card"):
         gr.Markdown("### Library")
-        note = gr.Markdown(elem_classes="mr-subtle")
+        note = gr.Markdown(elem_classes="mr-subtle", elem_id="library-note")
+        with gr.Row():
+            search = gr.Textbox(show_label=False, placeholder="Search: name, kinds, words",
+                                elem_id="library-search", scale=3, min_width=140)
+            sort = gr.Dropdown(list(library_search.SORTS), value="newest", show_label=False,
+                               elem_id="library-sort", scale=1, min_width=100)
         cards = gr.Dataset(components=["image", "markdown"], headers=["", "video"], samples=[],
                            type="index", layout="table", show_label=False, samples_per_page=6,
                            elem_id="library")
@@ -222,7 +230,7 @@ def library_area(settings: config.Settings) -> LibraryArea:
                                    elem_id="upload", height=120))
         status = gr.Markdown(elem_id="ingest-status")
         importer = import_area(settings)
-    return LibraryArea(note, cards, chooser, delete_button, confirm_box, confirm_text,
+    return LibraryArea(note, search, sort, cards, chooser, delete_button, confirm_box, confirm_text,
                        confirm_delete, cancel_delete, upload, status, importer)
 
 

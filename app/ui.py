@@ -56,14 +56,18 @@ def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings)
     library_outputs = [lib.cards, lib.chooser, lib.note, state.library_ids]
     demo.load(lambda: handlers.library_view(settings), outputs=library_outputs,
               api_visibility="private")
-    lib.upload.upload(handlers.on_upload, inputs=[lib.upload, state.prefs],
+    listing = [lib.search, lib.sort]
+    for change in (lib.search.change, lib.sort.change):
+        change(handlers.on_library_search, inputs=[state.prefs, *listing],
+               outputs=library_outputs, show_progress="hidden", api_visibility="private")
+    lib.upload.upload(handlers.on_upload, inputs=[lib.upload, state.prefs, *listing],
                       outputs=[lib.upload, lib.status, *library_outputs],
                       concurrency_limit=INGEST_CONCURRENCY, concurrency_id="ingest",
                       show_progress_on=[lib.status], api_visibility="private")
     imp = lib.importer
     demo.load(lambda: folder_import.listing(settings), outputs=imp.listing,
               api_visibility="private")
-    imp.button.click(handlers.on_import, inputs=state.prefs,
+    imp.button.click(handlers.on_import, inputs=[state.prefs, *listing],
                      outputs=[imp.status, imp.listing, *library_outputs],
                      concurrency_limit=INGEST_CONCURRENCY, concurrency_id="ingest",
                      show_progress_on=[imp.status], api_visibility="private")
@@ -86,7 +90,7 @@ def _wire_library(demo: gr.Blocks, page: layout.Page, settings: config.Settings)
                             outputs=[lib.confirm_box, lib.confirm_text], api_visibility="private")
     lib.cancel_delete.click(lambda: gr.update(visible=False), outputs=lib.confirm_box,
                             api_visibility="private")
-    lib.confirm_delete.click(handlers.on_delete, inputs=[lib.chooser, state.prefs],
+    lib.confirm_delete.click(handlers.on_delete, inputs=[lib.chooser, state.prefs, *listing],
                              outputs=[lib.confirm_box, lib.status, *library_outputs],
                              api_visibility="private")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.library import Library, VideoEntry
+from backend.library import VideoEntry
 from backend.sql_runner import run_query
 from backend.suggest import suggest
 
@@ -24,12 +24,9 @@ def clock(t: float) -> str:
     return f"{hours}:{minutes:02d}:{seconds:04.1f}" if hours else f"{minutes}:{seconds:04.1f}"
 
 
-def newest_first(library: Library) -> list[VideoEntry]:
-    return sorted(library.list(), key=lambda e: e.ingested_at, reverse=True)
-
-
-def library_choices(library: Library) -> list[tuple[str, str]]:
-    return [(f"{e.name} ({clock(e.duration)})", e.video_id) for e in newest_first(library)]
+def library_choices(entries: list[VideoEntry]) -> list[tuple[str, str]]:
+    return [(f"{e.name} ({clock(e.duration)})", e.video_id)
+            for e in sorted(entries, key=lambda e: e.ingested_at, reverse=True)]
 
 
 def library_rows(entries: list[VideoEntry]) -> list[list[str]]:
@@ -38,12 +35,18 @@ def library_rows(entries: list[VideoEntry]) -> list[list[str]]:
             for e in entries]
 
 
-def library_note(library: Library) -> str:
-    entries = library.list()
+def library_note(entries: list[VideoEntry], shown: list[VideoEntry] | None = None,
+                 query: str = "") -> str:
     if not entries:
         return "The library is empty: upload a video below to start."
     total = sum(e.duration for e in entries)
-    return f"{len(entries)} video{'s' if len(entries) != 1 else ''} · {clock(total)} in total"
+    note = f"{len(entries)} video{'s' if len(entries) != 1 else ''} · {clock(total)} in total"
+    if query.strip():
+        found = len(shown or [])
+        note = (f"{found} of {len(entries)} match “{query.strip()}” (name, kinds, words said "
+                f"or shown)" if found else f"Nothing in {len(entries)} videos matches "
+                f"“{query.strip()}” (name, kinds, words said or shown)")
+    return note
 
 
 def _table(entry: VideoEntry, sql: str) -> dict:
