@@ -18,6 +18,7 @@ from backend.exports import read_only
 from backend.graph.network import has_graph, library_graph, to_networkx
 from backend.graph.schema import NODE_KINDS, RELATIONS
 from backend.library import Library
+from backend.memory import parametric
 from backend.memory_records import MemoryEntry
 from backend.sql_runner import run_query
 
@@ -65,6 +66,8 @@ def memories(settings: Settings, kind_label: str, video_id: str | None, this_vid
         note = f"{len(entries)} {kind} memories"
     if scope and kind in ("semantic", "episodic"):
         note += f" of {Library(settings.home).get(scope).name}"
+    if kind == "semantic":
+        note += f". Parametric memory: {parametric.described(settings, scope)}"
     columns = _COLUMNS[kind] + (["similarity"] if query and query.strip() else [])
     return {"headers": columns, "data": [_row(e, columns) for e in entries]}, note
 

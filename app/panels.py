@@ -131,6 +131,13 @@ def memory_panel(answer: Mapping, video_names: Mapping[str, str] | None = None) 
     if not rows:
         line += ("\n\nNothing was replayed: no stored memory was similar enough to this question "
                  "(memory starts empty and grows with every validated answer).")
+    weights = memory.get("parametric") or {}
+    if weights:
+        backed = (f"agrees with checked fact `{weights['agreed']}`" if weights.get("agreed")
+                  else "backed by no live checked fact for this question")
+        line += (f"\n\n**From the model's weights** (distilled {weights.get('distilled_at')}): "
+                 f"“{weights.get('answer')}”, p = {_number(weights.get('p'))}, {backed}; "
+                 + ("it decided the answer." if weights.get("decided") else "shown, not used."))
     learned = memory.get("learned") or {}
     if learned.get("verdict"):
         line += f"\n\n**Learned from this answer:** {_learned_note(learned)}"

@@ -122,6 +122,8 @@ class MemoryTrace:
     rated: bool = True         # False: P(q) could not change the replay, so it was not asked
     contradicted: list[str] = field(default_factory=list)  # facts the tables disagreed with
     decided_by: EntryRef | None = None  # the replayed entry the answer rests on
+    # What the distilled model said (backend.memory.parametric.Consulted.as_dict), if asked.
+    parametric: dict | None = None
     learned: Lesson | None = None
 
     def as_dict(self) -> dict:

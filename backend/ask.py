@@ -2,7 +2,8 @@
 
 One answer: rewrite a follow-up into a standalone question (short-term chat memory) -> replay
 semantic and procedural memory (rating the question only when that can change what is
-replayed) -> plan with the tools -> validate the answer and learn from it. Learning's LLM calls
+replayed) -> ask the distilled model where the video was distilled (parametric memory) -> plan
+with the tools -> validate the answer and learn from it. Learning's LLM calls
 are counted apart from answering's, and with `learn_now=False` they wait until the caller has
 shown the answer (`Answer.learn()`), so learning never delays it.
 """
@@ -17,17 +18,17 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from backend.agent import coverage, precision, prompts, routing
-from backend.agent.planner import GivenStep, Node, Planner, PlannerConfig
+from backend.agent.planner import PARAMETRIC, GivenStep, Node, Planner, PlannerConfig
 from backend.agent import graph_tool
 from backend.agent.graph_tool import GraphTool
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
 from backend.config import Settings
-from backend.factory import embedder_for, llm_for
+from backend.factory import embedder_for, llm_for, parametric_llm
 from backend.inputs import check_length
-from backend.library import Library
+from backend.library import Library, VideoEntry
 from backend.memory.learn import learn
-from backend.memory import reuse
+from backend.memory import parametric, reuse
 from backend.memory.recall import Recall, assess, recall
 from backend.memory.replay import MemoryOptions
 from backend.memory.store import MemoryStore
@@ -107,6 +108,11 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
+        # A typed query replayed from memory is computed; the weights' answer is not.
+        if config.grounded and memory.semantic and settings.parametric and given is None and \
+                (consulted := _consult(standalone, entry, recalled, settings, usage)):
+            given = parametric.given_step(consulted, standalone, settings.parametric_min_p)
+            trace.parametric = consulted.as_dict()
     # An open question: the evidence written down by code, told once. The rewrite of a
     # follow-up may have turned "what happens in this video?" into a narrower question; the
     # question as asked still asks for the account.
@@ -132,6 +138,9 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         trace.decided_by = _decided_by(result, recalled)
     evidence = [Step.of(n) for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]
+    if trace.parametric:
+        trace.parametric["decided"] = result.confidence.basis == "memory" and \
+            any(step.tool == PARAMETRIC for step in evidence)
     confidence = result.confidence
     if options and result.option is not None and settings.answer_checks:
         confidence = coverage.flag_unseen(confidence, options[result.option], tables)
@@ -158,6 +167,24 @@ def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -
     except LLMError:
         return question
     return rewritten.strip() or question
+
+
+def _consult(question: str, entry: VideoEntry, recalled: Recall, settings: Settings,
+             usage: Usage) -> parametric.Consulted | None:
+    """The distilled model's answer, where this video was distilled; its call is counted."""
+    done = parametric.manifest(settings)
+    if done is None or entry.video_id not in done.videos:
+        return None
+    try:
+        model = parametric_llm(settings, parametric.adapter_path(settings), done.base)
+    except LLMError as e:
+        log.warning("parametric memory is not asked: %s", e)
+        return None
+    consulted = parametric.consult(model, entry.name, question,
+                                   parametric.unedited(recalled.facts, entry.db_path), done)
+    if consulted is not None:
+        usage.add(consulted.usage)
+    return consulted
 
 
 def _operation(step: GivenStep) -> str:

@@ -304,6 +304,15 @@ class Settings:
     replay_min_similarity: float = _setting(
         "MEMORYREEL_REPLAY_MIN_SIMILARITY", 0.5, float,
         "Lowest cosine similarity between a new question and a stored one for a replay.")
+    parametric: bool = _setting(
+        "MEMORYREEL_PARAMETRIC", True, bool,
+        "Ask the distilled model first (parametric memory), where `memory distill` has made "
+        "one: it answers a question in the words of a live checked fact, which then decides "
+        "with no planner call; otherwise its answer is one more piece of evidence.")
+    parametric_min_p: float = _setting(
+        "MEMORYREEL_PARAMETRIC_MIN_P", 0.5, float,
+        "Lowest probability the distilled model gives its own answer (geometric mean over its "
+        "tokens) for that answer to decide with a fact it agrees with.")
     chat_turns: int = _setting("MEMORYREEL_CHAT_TURNS", 4, int,
                                "Earlier chat turns kept in the prompt (short-term memory).")
     vector_index_rows: int = _setting(

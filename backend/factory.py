@@ -53,6 +53,29 @@ def llm_for(settings: Settings) -> ChatModel:
     return server.client(timeout=settings.llm_timeout_s)
 
 
+_DISTILLED: dict[str, float] = {}  # adapter path -> the mtime of the adapter its server loaded
+
+
+def parametric_llm(settings: Settings, adapter: Path, base: str) -> ChatModel:
+    """The base model with the distilled adapter, on an embedded server of its own; started
+    again when a new distillation has replaced the adapter."""
+    from models import weights
+    from models.llama_server import get_embedded
+
+    try:
+        path = weights.qwen_gguf(settings.cache_dir, base)
+    except weights.WeightsError as e:
+        raise LLMUnavailable(str(e)) from e
+    # Short prompts: a small context.
+    server = get_embedded(path, n_ctx=2048, threads=settings.llm_threads, lora_path=adapter)
+    stamp = adapter.stat().st_mtime
+    if _DISTILLED.setdefault(str(adapter), stamp) != stamp:
+        server.close()
+        server = get_embedded(path, n_ctx=2048, threads=settings.llm_threads, lora_path=adapter)
+        _DISTILLED[str(adapter)] = stamp
+    return server.client(timeout=settings.llm_timeout_s)
+
+
 def embedder_for(settings: Settings) -> Embedder:
     return _embedder(settings.embedder, settings.device)
 

@@ -41,6 +41,7 @@ class Reply:
     text: str  # raw text of the reply
     parsed: BaseModel | None  # the validated object when response_model was given
     usage: Usage = field(default_factory=Usage)  # this call's usage (calls=1)
+    token_logprobs: list[float] = field(default_factory=list)  # asked for with logprobs=True
 
 
 class LLMError(ModelError):
@@ -111,8 +112,9 @@ class OpenAIChat:
         self.name = model
 
     def complete(self, messages: list[dict], *, response_model: type[BaseModel] | None = None,
-                 max_tokens: int = 512, temperature: float = 0.0) -> Reply:
-        kwargs: dict[str, Any] = {}
+                 max_tokens: int = 512, temperature: float = 0.0, logprobs: bool = False) -> Reply:
+        """logprobs: also the log-probability of each generated token (`Reply.token_logprobs`)."""
+        kwargs: dict[str, Any] = {"logprobs": True} if logprobs else {}
         if response_model is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": response_model.__name__, "schema": strict_schema(response_model),
@@ -141,6 +143,9 @@ class OpenAIChat:
             calls=1, seconds=seconds,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0)))
+        if logprobs:
+            tokens = getattr(getattr(choice, "logprobs", None), "content", None) or []
+            reply.token_logprobs = [float(t.logprob) for t in tokens]
         if response_model is not None:
             try:
                 reply.parsed = response_model.model_validate_json(text)

@@ -433,7 +433,7 @@ def test_bench_agent_runs_a_workload_half_under_each_variant_side_by_side(tmp_pa
 
 
 def test_vary_runs_each_value_alone_or_settings_joined_by_a_semicolon_together():
-    from backend.cli_bench import _variants
+    from backend.cli.bench import _variants
     from backend.errors import UsageError
 
     assert _variants(["ANSWER_CHECKS=0;MEMORYREEL_DETECTOR_MAX_IMGSZ=640", "TRACK_FPS=4,6"]) == [

@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 ANSWER = "Answer"
 # The step that writes down a video's evidence for an open question (`digest`), told by the model.
 DIGEST = "Digest"
+# The distilled model's answer where a live checked fact says the same (`memory.parametric`).
+PARAMETRIC = "Parametric"
 
 
 @dataclass
@@ -269,9 +271,9 @@ class Planner:
             backpropagate(q.nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
             q.leaves.append(leaf.id)
-            if self._settled(leaf) or q.nodes[leaf.parent or 0].action == DIGEST:
-                # another path cannot do better than a computed value, see the unseeable, or
-                # tell a digest of the same tables better
+            if self._settled(leaf) or q.nodes[leaf.parent or 0].action in (DIGEST, PARAMETRIC):
+                # another path cannot do better than a computed value, see the unseeable, tell
+                # a digest of the same tables better, or beat two memories that agree
                 break
         return self._result(q)
 
@@ -311,6 +313,13 @@ class Planner:
         that equals a computed value, or, for an open question, why it cannot be observed."""
         if not self.config.grounded:
             return None
+        if parent.action == PARAMETRIC:
+            i = option_for_value(parent.value, q.options) if q.options else None
+            if q.options and i is None:
+                return None  # the fact answered other options: the planner reads it
+            return self._add_answer(q, parent, "the distilled model and a live checked fact "
+                                    "agree", q.options[i] if q.options else parent.value, i,
+                                    "memory")
         if q.options and parent.support == "computed" and \
                 (i := option_for_value(parent.value, q.options)) is not None:
             thought = f"the computed value '{parent.value}' is option {i}"

@@ -58,6 +58,7 @@ class AnswerFigures:
     format_failures: int = 0
     tree: tuple[dict, ...] = ()      # the planner's nodes, for the failure class and the path
     chosen_leaves: tuple[int, ...] = ()
+    parametric: dict | None = None   # what the distilled model said, where it was asked
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ def read_answer(answer: Answer) -> AnswerFigures:
         confidence=confidence.level if confidence else None,
         basis=confidence.basis if confidence else None, tree_size=len(answer.tree),
         format_failures=sum(1 for n in leaves if (n.get("failure") or "").startswith("bad format")),
-        tree=tuple(answer.tree), chosen_leaves=tuple(answer.chosen_leaves))
+        tree=tuple(answer.tree), chosen_leaves=tuple(answer.chosen_leaves),
+        parametric=memory.parametric)
 
 
 def start_llm(settings: Settings) -> None:

@@ -3,8 +3,12 @@
 One question file (the dev set, or a workload from `python -m backend workload`) is asked in one
 order, once per memory configuration, each starting from an empty memory folder of its own:
 `off` (no replay, no learning), `semantic` (learns; replays checked facts only), `procedural`
-(learns; replays tool plans and decision patterns only) and `both`. Memory can only pay on later
-questions, so every figure is given for the whole run and for its second half.
+(learns; replays tool plans and decision patterns only), `both`, and `both+parametric`: `both`,
+with the checked facts of the first half distilled into the small model's weights halfway
+(`memory distill`, timed apart from the answers) and the distilled model asked first in the
+second half. Memory can only pay on later questions, so every figure is given for the whole run
+and for its second half. A question is a repeat where an earlier one asked the same need of the
+same video with the same right answer (a paraphrase, or the same words again).
 
 Every answered question is one JSON line (written as it goes, so a long run can be watched and
 its figures re-made with `--from-jsonl`); the summary and the chart are computed from those
@@ -31,7 +35,9 @@ CONFIGS: dict[str, MemoryOptions] = {
     "semantic": MemoryOptions(procedural=False),
     "procedural": MemoryOptions(semantic=False),
     "both": MemoryOptions(),
+    "both+parametric": MemoryOptions(),
 }
+PARAMETRIC = "+parametric"
 
 
 def parse_configs(text: str) -> list[str]:
@@ -57,20 +63,24 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
     video_ids = ingest_videos(files_in(videos, (r["video"] for r in rows)), settings)
     if answer is None:
         start_llm(settings)
-    records = []
+    records, distilled = [], {}
+    repeats = _repeats(rows, labels)
     if jsonl:
         Path(jsonl).parent.mkdir(parents=True, exist_ok=True)
     out = open(jsonl, "w", encoding="utf-8") if jsonl else None
     try:
         for name in configs:
             with tempfile.TemporaryDirectory(prefix=f"memoryreel-bench-memory-{name}-") as tmp:
-                run_settings = replace(settings, memory_dir=tmp, memory_uri="")
+                run_settings = replace(settings, memory_dir=tmp, memory_uri="",
+                                       parametric=name.endswith(PARAMETRIC))
                 for index, row in enumerate(rows):
+                    if run_settings.parametric and index == len(rows) // 2:
+                        distilled[name] = _distill(run_settings, answer is not None)
                     outcome = ask_one(video_ids[row["video"]], row["question"], row["options"],
                                     run_settings, n_solutions=n_solutions, memory=CONFIGS[name],
                                     ask_fn=answer)
                     label = labels.get((row["video"], row["qid"]), {})
-                    record = _record(name, index, row, label, outcome)
+                    record = _record(name, index, row, label, outcome, repeats[index])
                     records.append(record)
                     if out:
                         out.write(json.dumps(record) + "\n")
@@ -79,11 +89,39 @@ def memory_bench(questions: Path, videos: Path, settings: Settings,
     finally:
         if out:
             out.close()
-    return summarise(records, questions=str(questions), jsonl=str(jsonl) if jsonl else None,
-                     chart=chart)
+    summary = summarise(records, questions=str(questions), jsonl=str(jsonl) if jsonl else None,
+                        chart=chart)
+    summary["distilled"] = distilled
+    return summary
 
 
-def _record(config: str, index: int, row: dict, label: dict, outcome: Outcome) -> dict:
+def _repeats(rows: list[dict], labels: dict) -> list[bool]:
+    """Whether each question asks what an earlier one asked: same video, need and right answer."""
+    seen, out = set(), []
+    for row in rows:
+        label = labels.get((row["video"], row["qid"]), {})
+        key = (row["video"], label.get("need") or row["type"], row["options"][row["answer"]]
+               if row["answer"] is not None else None)
+        out.append(key in seen)
+        seen.add(key)
+    return out
+
+
+def _distill(settings: Settings, stand_in: bool) -> dict:
+    """The first half's checked facts into the weights; figures or why nothing was distilled.
+    With a stand-in agent (tests) nothing is trained."""
+    from backend.memory import parametric
+
+    if stand_in:
+        return {"skipped": "a stand-in agent answers"}
+    try:
+        return parametric.distill(settings).as_dict()
+    except InputError as e:
+        return {"skipped": str(e)}
+
+
+def _record(config: str, index: int, row: dict, label: dict, outcome: Outcome,
+            repeat: bool = False) -> dict:
     f = outcome.figures or AnswerFigures(option=None, text=None, answered=False)
     facts = sum(kind == "semantic" for kind in f.replayed_kinds)
     correct = f.option == row["answer"]
@@ -100,7 +138,9 @@ def _record(config: str, index: int, row: dict, label: dict, outcome: Outcome) -
         "replayed": len(f.replayed_kinds), "replayed_facts": facts,
         "replayed_plans": len(f.replayed_kinds) - facts,
         "basis": f.basis or "",
-        "fact_decided": f.decided_kind == "semantic",
+        "fact_decided": f.decided_kind == "semantic", "repeat": repeat,
+        "parametric_asked": f.parametric is not None,
+        "parametric_decided": bool(f.parametric and f.parametric.get("decided")),
         "plan_decided": f.decided_kind == "procedural", "verdict": verdict,
         # A wrong answer the validator passed: its summary is now a "checked fact" in memory.
         "wrong_fact": verdict == "valid" and f.learned_entry and not correct,
@@ -151,6 +191,12 @@ def summarise(records: list[dict], questions: str | None = None, jsonl: str | No
             "whole": _figures(rs), "second_half": _figures(rs[len(rs) // 2:]),
             "replayed_per_answer": round(sum(r["replayed"] for r in rs) / len(rs), 2),
             "fact_decided": sum(r["fact_decided"] for r in rs),
+            "repeats": _figures([r for r in rs if r.get("repeat")]),
+            "parametric_decided": sum(r.get("parametric_decided", False) for r in rs),
+            "parametric_right": sum(r.get("parametric_decided", False) and r["correct"]
+                                    for r in rs),
+            "parametric_decided_repeats": sum(r.get("parametric_decided", False)
+                                              for r in rs if r.get("repeat")),
             "plan_decided": sum(r.get("plan_decided", False) for r in rs),
             "answered_from_memory": sum(r["basis"] == "memory" for r in rs),
             "valid": sum(r["verdict"] == "valid" for r in rs),

@@ -156,6 +156,22 @@ def respect_edits(db: sqlite_utils.Database, edges: list[dict]) -> list[dict]:
     return kept
 
 
+def edited_answers(db_path: Path) -> set[str]:
+    """Memory entry ids whose answer edge a person deleted or corrected: what they said is in
+    doubt, so nothing distilled from them may answer."""
+    db = sqlite_utils.Database(db_path)
+    try:
+        if not db["graph_history"].exists():
+            return set()
+        edited = {row["edge_key"] for row in db.query(
+            "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+        return {row["origin"].removeprefix("answer:") for row in db.query(
+            "SELECT edge_key, origin FROM graph_history WHERE origin LIKE 'answer:%'")
+            if row["edge_key"] in edited}
+    finally:
+        db.close()
+
+
 def ensure_tables(db: sqlite_utils.Database) -> None:
     if not db["graph_history"].exists():
         db["graph_history"].create({"id": int, "edge_key": str, "action": str, "before": str,

@@ -1,6 +1,6 @@
 """The `bench` commands of the command line: each runs a benchmark and renders its figures.
 
-Kept apart from backend/cli.py, which parses arguments and reports failures for every command.
+Kept apart from backend/cli/__init__.py, which parses arguments and reports failures for every command.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from backend.errors import InputError, UsageError
 from backend.ingest.tracks import CROWD
 
 # Where the sample clips and dev questions live beside a checkout (as in CI).
-SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 def print_json(payload: dict) -> None:
@@ -161,7 +161,7 @@ def bench_detectors(args, settings) -> dict:
     return payload
 
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 _KINDS_TABLE = ("<!-- kinds table: written by `python -m backend bench detectors --write` -->",
                 "<!-- end of kinds table -->")
 
@@ -408,6 +408,21 @@ def print_memory_bench(payload: dict) -> None:
               f"{w['seconds']:>5.1f} | {h['seconds']:<5.1f} {c['replayed_per_answer']:>8} "
               f"{str(c['fact_decided']) + ' | ' + str(c.get('plan_decided', 0)):>20} "
               f"{c['wrong_facts']:>12} {ratio:>13}")
+    print("repeats (an earlier question asked the same need with the same right answer):")
+    for name, c in payload["configs"].items():
+        r = c.get("repeats") or {}
+        if not r.get("answers"):
+            continue
+        line = (f"  {name:16} {r['correct']}/{r['answers']} right, {r['llm_calls']} calls and "
+                f"{r['seconds']:.1f} s an answer")
+        if name.endswith("+parametric"):
+            line += (f"; the distilled model decided {c['parametric_decided_repeats']} of them, "
+                     f"{c['parametric_decided']} answers in all, {c['parametric_right']} right")
+        print(line)
+    for name, done in (payload.get("distilled") or {}).items():
+        said = done.get("skipped") or (f"{done['pairs']} pairs from {len(done['facts'])} facts, "
+                                       f"{done['steps']} steps in {done['seconds']:.0f} s")
+        print(f"distilled for {name} halfway: {said}")
     if payload.get("chart"):
         chart = payload["chart"]
         print(f"chart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else ""))

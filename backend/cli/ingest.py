@@ -1,7 +1,7 @@
 """The `ingest` command of the command line: one video, as it always was, or many at once
 (folders, globs, several paths, `--workers N`, `--ray ADDRESS`; see backend/batch).
 
-Kept apart from backend/cli.py, which parses arguments and reports failures for every command.
+Kept apart from backend/cli/__init__.py, which parses arguments and reports failures for every command.
 """
 
 from __future__ import annotations

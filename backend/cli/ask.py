@@ -1,7 +1,7 @@
 """The `ask` command of the command line: one question about one video, or, with --all-videos,
 about every video in the library.
 
-Kept apart from backend/cli.py, which parses arguments and reports failures for every command.
+Kept apart from backend/cli/__init__.py, which parses arguments and reports failures for every command.
 """
 
 from __future__ import annotations

@@ -21,17 +21,18 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.cli_bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
+from backend.cli.bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
                                 bench_tracking, print_agent_bench, print_detectors_bench,
                                 print_ingest_bench, print_json, print_measurements,
                                 print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
-from backend.cli_ask import SOLUTIONS_HELP, solutions
-from backend.cli_ask import add_parser as add_ask_parser
-from backend.cli_export import add_parser as add_export_parser
-from backend.cli_ingest import add_parser as add_ingest_parser
-from backend.errors import InputError, MemoryReelError, QueryError, UsageError
+from backend.cli.ask import SOLUTIONS_HELP, solutions
+from backend.cli.ask import add_parser as add_ask_parser
+from backend.cli.export import add_parser as add_export_parser
+from backend.cli.ingest import add_parser as add_ingest_parser
+from backend.cli.memory import add_parser as add_memory_parser
+from backend.errors import MemoryReelError, QueryError, UsageError
 from backend.inputs import check_text
 from models.errors import ModelError
 
@@ -85,51 +86,6 @@ def _print_sql(payload: dict) -> None:
         print(" | ".join("" if v is None else str(v) for v in row))
     if payload["truncated"]:
         print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
-
-
-def _memory(args, settings) -> dict:
-    from backend.memory.store import MemoryStore
-
-    store = MemoryStore(settings)
-    if args.action in ("show", "search", "delete") and not args.target:
-        what = "some text to search for" if args.action == "search" else "an entry id"
-        raise InputError(f"memory {args.action} needs {what}.")
-    if args.action == "search":
-        check_text(args.target, "The search text")
-    if args.action == "list":
-        return {"entries": [e.as_dict() for e in store.list(kind=args.type, video_id=args.video)]}
-    if args.action == "show":
-        return store.get(args.target).as_dict()
-    if args.action == "search":
-        return {"entries": [e.as_dict() for e in store.search(args.target, kind=args.type,
-                                                              video_id=args.video, k=args.k)]}
-    if args.action == "delete":
-        store.delete(args.target)
-        return {"deleted": args.target}
-    entries = store.list(kind=args.type, video_id=args.video)
-    out = Path(args.target or "memory-export.jsonl")
-    with open(out, "w", encoding="utf-8") as f:
-        for entry in entries:
-            f.write(json.dumps(entry.as_dict(), default=str) + "\n")
-    return {"exported": len(entries), "path": str(out.resolve())}
-
-
-def _print_memory(payload: dict) -> None:
-    """Entries (list, search), a few lines each; show, delete and export stay JSON."""
-    if "entries" not in payload:
-        print_json(payload)
-        return
-    if not payload["entries"]:
-        print("No memory entries match.")
-    for e in payload["entries"]:
-        similarity = f" sim {e['similarity']:.2f}" if e.get("similarity") is not None else ""
-        where = f" video {e['video_id']}" if e.get("video_id") else ""
-        times = f" at {', '.join(f'{t:g}' for t in e['times'][:4])} s" if e.get("times") else ""
-        print(f"{e['id']}  [{e['kind']}{'/' + e['task_type'] if e.get('task_type') else ''}]"
-              f"{where}{times}  replayed {e['replays']}x{similarity}")
-        if e.get("question"):
-            print(f"    Q: {e['question']}")
-        print(f"    {e['text'][:300]}")
 
 
 def _setup(args, settings) -> dict:
@@ -321,15 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ask_parser(sub, common)
     add_export_parser(sub, common)
 
-    p = sub.add_parser("memory", parents=[common], help="inspect semantic, procedural and "
-                                                        "episodic memory")
-    p.add_argument("action", choices=["list", "show", "search", "delete", "export"])
-    p.add_argument("target", nargs="?", help="entry id (show, delete), text (search), "
-                                             "file (export, default memory-export.jsonl)")
-    p.add_argument("--type", choices=["semantic", "procedural", "pattern", "episodic"])
-    p.add_argument("--video", help="only this video's entries (needed for episodic)")
-    p.add_argument("--k", type=int, default=10, help="search: most entries returned")
-    p.set_defaults(run=_memory, render=_print_memory)
+    add_memory_parser(sub, common)
 
     p = sub.add_parser("eval", parents=[common],
                        help="accuracy per question type with 95%% CIs, cost, ablations")
@@ -418,7 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="accuracy and cost per memory configuration over one question "
                                   "order (--questions: a workload from `workload`)")
     b.add_argument("--configs", default="off,semantic,procedural,both",
-                   help="memory configurations to run, comma-separated (default all four)")
+                   help="memory configurations to run, comma-separated: off, semantic, "
+                        "procedural, both, both+parametric (distils halfway; default the first "
+                        "four)")
     b.add_argument("--jsonl", help="write one line per answer per configuration, as it goes")
     b.add_argument("--chart", help="plotly chart of calls per answer against question index (.html)")
     b.add_argument("--markdown", metavar="FILE",
@@ -440,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--variants", nargs="?", const="all", metavar="NAMES",
                    help="also score variants of each sequence whose truth follows exactly "
                         "(0.5x, 0.35x, mirrored, dark, half-fps, low-bitrate; all unless NAMES, "
-                        "comma-separated), made once into MEMORYREEL_CACHE")
+                        "comma-separated, where pan may be named too), made once into "
+                        "MEMORYREEL_CACHE")
     b.set_defaults(run=bench_tracking, render=print_tracking_bench)
     b = bench_sub.add_parser("objects", parents=[common],
                              help="the COCO object detector beside the person detector: ms a "
@@ -469,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--variants", default="all", metavar="NAMES",
                    help="the footage variants of each scene asked about: all (default), none, "
                         "or comma-separated names (0.5x, 0.35x, mirrored, dark, half-fps, "
-                        "low-bitrate); scenes, not variants, are the unit of independence")
+                        "low-bitrate, pan); scenes, not variants, are the unit of independence")
     b.add_argument("--write", action="store_true",
                    help="write the tuning half to backend/agent/measured_precision.json")
     b.set_defaults(run=bench_measurements, render=print_measurements)

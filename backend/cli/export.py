@@ -1,7 +1,7 @@
 """The `export` command of the command line: a video's transcript, tracks or graph, or one
 answer, as a file other programs read (backend/exports).
 
-Kept apart from backend/cli.py, which parses arguments and reports failures for every command.
+Kept apart from backend/cli/__init__.py, which parses arguments and reports failures for every command.
 """
 
 from __future__ import annotations
