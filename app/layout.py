@@ -205,11 +205,11 @@ def library_area(settings: config.Settings) -> LibraryArea:
     with gr.Column(scale=1, min_width=270, elem_classes="mr-card"):
         gr.Markdown("### Library")
         note = gr.Markdown(elem_classes="mr-subtle", elem_id="library-note")
-        with gr.Row():
-            search = gr.Textbox(show_label=False, placeholder="Search: name, kinds, words",
-                                elem_id="library-search", scale=3, min_width=140)
-            sort = gr.Dropdown(list(library_search.SORTS), value="newest", show_label=False,
-                               elem_id="library-sort", scale=1, min_width=100)
+        # Stacked: the column is too narrow for a search box and a sort side by side.
+        search = gr.Textbox(show_label=False, placeholder="Search by name, kinds, words",
+                            elem_id="library-search")
+        sort = gr.Dropdown([(f"sort: {name}", name) for name in library_search.SORTS],
+                           value="newest", show_label=False, elem_id="library-sort")
         cards = gr.Dataset(components=["image", "markdown"], headers=["", "video"], samples=[],
                            type="index", layout="table", show_label=False, samples_per_page=6,
                            elem_id="library")
