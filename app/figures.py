@@ -167,7 +167,9 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             hovertemplate="evidence at %{x:.1f} s<extra></extra>",
         ))
     shown = [label for inst, label in zip(rows, labels) if inst["id"] not in grouped]
-    layout = base_layout(title, min(900, 160 + 30 * (len(shown) + len(group_labels))))
+    # A legend of kinds below the axis needs room of its own under a few rows.
+    layout = base_layout(title, min(900, max(320 if by_kind else 0,
+                                             160 + 30 * (len(shown) + len(group_labels)))))
     key = [] if used is None else ["coloured: used by this answer, grey: not used"]
     if evidence:
         key.append("▼ dashed lines: evidence times")
@@ -178,8 +180,10 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
         layout["yaxis2"] = dict(overlaying="y", range=[0, 1], visible=False, fixedrange=True)
     if by_kind:
         layout.update(showlegend=True, legend=dict(
-            title=dict(text="kinds (click to hide or show)"), orientation="h", y=-0.12,
-            font=dict(size=12)))
+            title=dict(text="kinds (click to hide or show)"), orientation="h",
+            # Under the axis title at any height: placed in the figure, not the plot area.
+            yref="container", y=0.0, yanchor="bottom", font=dict(size=12)))
+        layout["margin"] = {**layout["margin"], "b": 90}
     fig.update_layout(**layout, barmode="overlay", bargap=0.35)
     pad = max(duration, 0.1) * 0.01  # keeps a marker at 0 s or at the end off the frame
     fig.update_xaxes(title_text="time in the video (s)", range=[-pad, max(duration, 0.1) + pad],
