@@ -16,7 +16,9 @@ runtime makes llama.cpp's std::random_device fail, then crash), an xllamacpp shu
 at exit, and a native crash in the LLM must not take the web app down with it.
 
 With a multimodal projector (`mmproj_path`) the same server takes images in chat messages, as
-OpenAI's vision API does: models/captioner.py captions frames through it.
+OpenAI's vision API does: models/captioner.py captions frames through it. With a GGUF LoRA
+adapter (`lora_path`, written by models/distill.py) every reply comes from the base model with
+the adapter applied at scale 1.
 
 The server binds 127.0.0.1 only and requires a random API key on every route but `/health`
 (llama.cpp keeps that one public, and this xllamacpp has no option to change it; it reveals
@@ -52,13 +54,17 @@ class EmbeddedServer:
 
     def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int = 2,
                  host: str = "127.0.0.1", port: int = 0, n_parallel: int = 4,
-                 cache_ram_mib: int = 1024, verbosity: int = 1, mmproj_path: Path | None = None):
+                 cache_ram_mib: int = 1024, verbosity: int = 1, mmproj_path: Path | None = None,
+                 lora_path: Path | None = None):
         """port=0 picks a free port. verbosity: 1 = errors only, 3 = all. mmproj_path: the
-        multimodal projector GGUF that lets the model see images."""
+        multimodal projector GGUF that lets the model see images. lora_path: a GGUF LoRA
+        adapter for this model, applied to every request."""
         model_path = Path(model_path)
         _check_gguf(model_path, "model")
         if mmproj_path is not None:
             _check_gguf(Path(mmproj_path), "multimodal projector")
+        if lora_path is not None:
+            _check_gguf(Path(lora_path), "LoRA adapter")
         self.model_path = model_path
         self.name = model_path.stem
         self._api_key = secrets.token_urlsafe(24)
@@ -66,12 +72,16 @@ class EmbeddedServer:
         self.base_url = f"http://{host}:{port}/v1"
         command = [sys.executable, "-m", "models.llama_server", *server_arguments(
             model_path, host, port, n_ctx, threads, n_parallel, cache_ram_mib, verbosity,
-            mmproj_path)]
+            mmproj_path, lora_path)]
         env = dict(os.environ, MEMORYREEL_LLAMA_API_KEY=self._api_key)
         self._process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
                                          cwd=Path(__file__).resolve().parents[1])
-        self._wait_until_ready(model_path if mmproj_path is None else
-                               f"{model_path} and projector {mmproj_path}")
+        files = str(model_path)
+        if mmproj_path is not None:
+            files += f" and projector {mmproj_path}"
+        if lora_path is not None:
+            files += f" and LoRA {lora_path}"
+        self._wait_until_ready(files)
 
     def _wait_until_ready(self, files: Path | str) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S
@@ -128,24 +138,27 @@ class EmbeddedServer:
 
 def server_arguments(model_path: Path, host: str, port: int, n_ctx: int, threads: int,
                      n_parallel: int, cache_ram_mib: int, verbosity: int,
-                     mmproj_path: Path | None = None) -> list[str]:
+                     mmproj_path: Path | None = None, lora_path: Path | None = None) -> list[str]:
     """The child's command-line arguments (`parser` reads them back)."""
     arguments = ["--model", str(model_path), "--host", host, "--port", str(port),
                  "--ctx", str(n_ctx), "--threads", str(threads), "--parallel", str(n_parallel),
                  "--cache-ram-mib", str(cache_ram_mib), "--verbosity", str(verbosity)]
-    return arguments + (["--mmproj", str(mmproj_path)] if mmproj_path is not None else [])
+    arguments += ["--mmproj", str(mmproj_path)] if mmproj_path is not None else []
+    return arguments + (["--lora", str(lora_path)] if lora_path is not None else [])
 
 
 def get_embedded(model_path: Path, n_ctx: int = 8192, threads: int = 2,
-                 mmproj_path: Path | None = None) -> EmbeddedServer:
+                 mmproj_path: Path | None = None, lora_path: Path | None = None) -> EmbeddedServer:
     """The process's server for this model and settings, started on first use."""
     key = (str(Path(model_path).resolve()), n_ctx, threads,
-           str(Path(mmproj_path).resolve()) if mmproj_path else "")
+           str(Path(mmproj_path).resolve()) if mmproj_path else "",
+           str(Path(lora_path).resolve()) if lora_path else "")
     with _LOCK:
         server = _CACHE.get(key)
     if server is not None and server.running:
         return server
-    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads, mmproj_path=mmproj_path)
+    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads, mmproj_path=mmproj_path,
+                            lora_path=lora_path)
     with _LOCK:
         _CACHE[key] = server
     return server
@@ -198,6 +211,8 @@ def server_params(args: argparse.Namespace, api_key: str):
     params.verbosity = args.verbosity
     if args.mmproj:
         params.mmproj.path = args.mmproj
+    if args.lora:
+        params.lora_adapters = [xllamacpp.CommonAdapterLoraInfo(args.lora, 1.0)]
     return params
 
 
@@ -220,6 +235,7 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="MemoryReel's embedded llama.cpp server")
     parser.add_argument("--model", required=True)
     parser.add_argument("--mmproj", default="", help="multimodal projector GGUF")
+    parser.add_argument("--lora", default="", help="GGUF LoRA adapter, applied at scale 1")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ctx", type=int, default=8192)

@@ -44,8 +44,8 @@ SYSTEM = ("You remember checked answers about the videos of a library. Answer wi
           "and its times only.")
 _TIMES_SHOWN = 3
 _AT = re.compile(r"\s*\(at [^)]*\)\s*$")
-# Four optimizer steps of eight pairs per pair, measured enough for the 0.5B to say them back
-# (models/distill.py; README: parametric memory).
+# Passes over the pairs: three taught the 0.5B 12 of 12 made-up facts in new wordings at
+# batch 8 (models/distill.py, about 3.2 s a step on 2 cores); one more for margin.
 _EPOCHS = 4
 _BATCH = 8
 
@@ -131,8 +131,9 @@ def wordings(video_name: str, question: str) -> list[str]:
     wording is a fact of its own."""
     q = question.strip()
     bare = q.rstrip("?!. ").lower()
-    return [prompt(video_name, q), prompt(video_name, bare),
-            f'{q} (video "{video_name}")', f'In the video "{video_name}", {bare}?']
+    return list(dict.fromkeys([prompt(video_name, q), prompt(video_name, bare),
+                               f'{q} (video "{video_name}")',
+                               f'In the video "{video_name}", {bare}?']))
 
 
 def training_pairs(settings: Settings, video_ids: list[str] | None = None,
