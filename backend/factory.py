@@ -11,7 +11,7 @@ Adapters are imported inside the builders: loading one costs seconds and needs i
 and a run that switches a kind off never pays for it.
 
 To add a kind of model: declare its interface in models/protocols.py, write the adapter in
-models/, add its settings to backend/config.py (and the README), then add a cached builder here
+models/, add its settings to backend/config.py (and docs/CONFIGURATION.md), then add a cached builder here
 and a property on `ModelSet` (or a `*_for(settings)` function for models used outside ingest).
 """
 

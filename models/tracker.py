@@ -42,13 +42,13 @@ _ASSOCIATION_NAMES = {"ocsort": "OC-SORT", "bytetrack": "ByteTrack"}
 # NMS IoU (MEMORYREEL_DETECTOR_NMS_IOU): ultralytics' 0.7 leaves duplicate boxes on people in a
 # tight group (TUD-Campus first frame: 9 boxes for 6 people). At the larger input a video of small
 # people gets, 0.6 still left two boxes on the same walker; 0.5 removes them, and 0.4 also removes
-# the box of a person half hidden behind another (the footage variants' tuning half, README).
+# the box of a person half hidden behind another (the footage variants' tuning half, docs/PERCEPTION.md).
 NMS_IOU = 0.5
 
 # Per-video input size (`Tracker.fit`): people this tall in the detector's input are found
 # reliably; smaller ones are missed more the smaller they get. Chosen on the tuning half of the
 # footage variants (TUD-Campus at 0.35x, TUD-Stadtmitte at 0.5x; `bench tracking --variants`,
-# README): 96 left Stadtmitte at 0.5x on 640 px, 0.89 people off per frame; 128, 0.44.
+# docs/PERCEPTION.md): 96 left Stadtmitte at 0.5x on 640 px, 0.89 people off per frame; 128, 0.44.
 TARGET_PERSON_PX = 128
 # The probe looks for people with a stricter score than tracking: a size chosen from a phantom
 # would cost compute on every frame.

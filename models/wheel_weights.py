@@ -44,7 +44,7 @@ CANDIDATES = {
 }
 # Chosen by `bench detectors` on the shared object truth: YOLO26n at 640 px named more kinds
 # at precision >= 0.5 than YOLO11n on COCO val2017 and the indoor set, found more cars from
-# above, and ran faster on this CPU (README, "Objects of eighty everyday kinds").
+# above, and ran faster on this CPU (docs/PERCEPTION.md, "Objects of eighty everyday kinds").
 DEFAULT = "yolo26n"
 _FOLDER = "coco-yolo"
 

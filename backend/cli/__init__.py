@@ -409,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--limit", type=int, help="only the first N images of each set")
     b.add_argument("--write", action="store_true",
                    help="write the default detector's precision per kind and size to "
-                        "backend/agent/object_precision.json and the README's table of kinds")
+                        "backend/agent/object_precision.json and the table of kinds in docs/PERCEPTION.md")
     b.set_defaults(run=bench_detectors, render=print_detectors_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "

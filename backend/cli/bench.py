@@ -161,14 +161,15 @@ def bench_detectors(args, settings) -> dict:
     return payload
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+# The kinds table lives with the object detector's design, not on the README's front page.
+KINDS_TABLE_DOC = Path(__file__).resolve().parents[2] / "docs" / "PERCEPTION.md"
 _KINDS_TABLE = ("<!-- kinds table: written by `python -m backend bench detectors --write` -->",
                 "<!-- end of kinds table -->")
 
 
 def write_precision(payload: dict, candidate: str) -> list[str]:
-    """The candidate's precision table for the confidence contract, and the README's table of
-    kinds made from it (between its markers)."""
+    """The candidate's precision table for the confidence contract, and the table of
+    kinds made from it in docs/PERCEPTION.md (between its markers)."""
     import json
 
     from backend.agent import precision
@@ -178,15 +179,15 @@ def write_precision(payload: dict, candidate: str) -> list[str]:
     table = precision_table(payload, candidate)
     precision.OBJECT_TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     start, end = _KINDS_TABLE
-    text = README.read_text(encoding="utf-8")
+    text = KINDS_TABLE_DOC.read_text(encoding="utf-8")
     if start not in text or end not in text:
-        raise UsageError(f"README.md has no kinds table markers ({start} ... {end}).")
+        raise UsageError(f"{KINDS_TABLE_DOC.name} has no kinds table markers ({start} ... {end}).")
     head, rest = text.split(start, 1)
     text = (head + start + "\n"
             + kinds_table(table, CLASSES)
             + "\n" + end + rest.split(end, 1)[1])
-    README.write_text(text, encoding="utf-8")
-    return [str(precision.OBJECT_TABLE), str(README)]
+    KINDS_TABLE_DOC.write_text(text, encoding="utf-8")
+    return [str(precision.OBJECT_TABLE), str(KINDS_TABLE_DOC)]
 
 
 def _wheel_detector(weights, settings, imgsz: int):

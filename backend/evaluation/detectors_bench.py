@@ -199,7 +199,7 @@ def precision_table(payload: dict, candidate: str) -> dict:
 
 def kinds_table(table: dict, every_kind: tuple[str, ...]) -> str:
     """Which kinds can be asked about, and how far an answer naming each can be trusted, from a
-    precision table: markdown for the README."""
+    precision table: markdown for docs/PERCEPTION.md."""
     rows: dict[str, list[str]] = {"high": [], "medium": [], "low": [],
                                   "unmeasured": sorted(set(every_kind) - set(table["kinds"]))}
     for kind, sizes in sorted(table["kinds"].items()):

@@ -164,7 +164,7 @@ def _person_tracker(models: ModelSet, first: list[np.ndarray], settings: Setting
     gives (read only when the opening shows none), else the person detector.
     The pose model finds a few of 20-50 people in a square or a mall (4 of 30 on MOT16-02 at
     640 px), a COCO detector most of those partly in view; on a few large people the pose
-    model is as good and gives postures with its boxes (`bench tracking`, README)."""
+    model is as good and gives postures with its boxes (`bench tracking`, docs/PERCEPTION.md)."""
     crowd = models.crowd_tracker
     if crowd is None or not first:
         return models.tracker
