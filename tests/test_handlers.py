@@ -92,3 +92,15 @@ def test_a_library_answer_draws_the_panels_of_a_video_it_names(ingested, library
         video_id, library_settings, "All videos", turns, 0)[:10]
     assert chatbot == kept_turns == selected == gr.skip()
     assert handlers.on_video(video_id, library_settings, "This video", turns, 0)[7] == []
+
+
+def test_an_upload_of_the_wrong_type_is_refused_in_its_status_line(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a video")
+    cleared, status, *library = handlers.on_upload(str(text), settings_for(tmp_path / "home"),
+                                                   progress=lambda *a, **k: None)
+    assert cleared is None and status.startswith("⚠") and "notes.txt" in status
+    assert "not a supported video type" in status
+    # The library's cards, chooser, note and ids are left as they were.
+    assert len(library) == handlers._LIBRARY_OUTPUTS
+    assert all(isinstance(o, type(gr.skip())) for o in library)
