@@ -64,6 +64,27 @@ def running_app(settings: config.Settings) -> Iterator[tuple[str, object]]:
         demo.close()
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+@contextmanager
+def browser_page(url: str):
+    """A page of Debian's Chromium, headless, open at `url`, until the block ends."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does this)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
+
+
 def upload(url: str, path: Path) -> str:
     """Upload `path` the way gradio_client and the page do; the server's path for it."""
     import httpx

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from backend.library import Library
 from backend.sql_runner import run_query
-from tests.conftest import REPO, clip, closed_endpoint, running_app, settings_for
+from tests.conftest import REPO, browser_page, clip, closed_endpoint, running_app, settings_for
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
 # The README shows this page; saving it here on every run keeps the picture from going stale.
 SCREENSHOT = REPO / "docs" / "screenshot.png"
@@ -38,15 +36,8 @@ def settings(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(settings):
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does this)")
-    with running_app(settings) as (url, _), sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(url)
+    with running_app(settings) as (url, _), browser_page(url) as page:
         yield page
-        browser.close()
 
 
 def _ask(page: Page, question: str, options: list[str], answers_before: int) -> str:
