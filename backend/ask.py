@@ -108,11 +108,6 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
-        # A typed query replayed from memory is computed; the weights' answer is not.
-        if config.grounded and memory.semantic and settings.parametric and given is None and \
-                (consulted := _consult(standalone, entry, recalled, settings, usage)):
-            given = parametric.given_step(consulted, standalone, settings.parametric_min_p)
-            trace.parametric = consulted.as_dict()
     # An open question: the evidence written down by code, told once. The rewrite of a
     # follow-up may have turned "what happens in this video?" into a narrower question; the
     # question as asked still asks for the account.
@@ -127,6 +122,13 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         # "how many seconds in does the last person arrive" was answered with a time. A replay
         # of the routed operation stands, and its query is not run twice.
         given = routing.first_step(standalone, tables, options) or given
+    # The distilled model, only where neither memory's typed query nor the question's own words
+    # gave a first step: a value the tables compute outranks what the weights remember.
+    if given is None and recalled is not None and config.grounded and memory.semantic and \
+            settings.parametric and \
+            (consulted := _consult(standalone, entry, recalled, settings, usage)):
+        given = parametric.given_step(consulted, standalone, settings.parametric_min_p)
+        trace.parametric = consulted.as_dict()
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,
                                            graph=graph_tool.memories), GraphTool()]
     if document:
