@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.bench import concat_copies
+from backend.evaluation.ingest_runs import concat_copies
 from backend.errors import InputError
 from backend.ingest.pipeline import ingest
 from backend.library import Library, content_hash, video_id_for

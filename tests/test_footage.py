@@ -121,7 +121,7 @@ def test_scoring_a_perfect_tracker_on_a_variant_gives_perfect_figures(campus, tm
 
 
 def test_people_a_third_of_their_size_are_still_counted(campus, tmp_path, library_settings):
-    from backend import bench
+    from backend.evaluation import ingest_runs as bench
 
     # TUD-Campus at 0.35x: people 40-100 px tall in a 640 x 480 frame. The detector's input is
     # sized for them; at the base size of 640 it misses more than two people per frame. At the
@@ -137,7 +137,7 @@ def test_people_a_third_of_their_size_are_still_counted(campus, tmp_path, librar
 
 def test_at_half_the_frame_rate_nobody_is_counted_who_was_not_there(campus, tmp_path,
                                                                       library_settings):
-    from backend import bench
+    from backend.evaluation import ingest_runs as bench
 
     # TUD-Campus at 12.5 fps. The association lost an id at 0 s and revived it on whoever
     # passed that spot, at 0.8 s and 1.9 s; the gaps filled in between kept a person standing

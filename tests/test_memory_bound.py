@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from backend.bench import concat_copies
+from backend.evaluation.ingest_runs import concat_copies
 from tests.conftest import REPO, clip
 
 _CHILD = """

@@ -27,7 +27,7 @@ def print_json(payload: dict) -> None:
 
 
 def bench_ingest(args, settings) -> dict:
-    from backend import bench
+    from backend.evaluation import ingest_runs as bench
 
     vary = _setting_values(args.vary) if args.vary else None
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
@@ -225,7 +225,7 @@ def print_objects_bench(payload: dict) -> None:
 
 
 def bench_tracking(args, settings) -> dict:
-    from backend import bench
+    from backend.evaluation import ingest_runs as bench
     from backend.evaluation import scenes, tracking
 
     sequences = ([tracking.sequence_at(Path(d)) for d in args.sequence] if args.sequence

@@ -60,7 +60,7 @@ def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) 
             "r['peak_rss_mb'] = u.ru_maxrss / 1024; r['cpu_s'] = u.ru_utime + u.ru_stime; "
             "print(json.dumps(r))")
     done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parents[1])
+                          text=True, cwd=Path(__file__).resolve().parents[2])
     if done.returncode != 0:
         raise RuntimeError(f"bench ingest of {path.name} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -111,7 +111,7 @@ def _run_batch(folder: Path, home: Path, workers: int, ray: str) -> dict:
     command = [sys.executable, "-m", "backend", "ingest", str(folder), "--workers", str(workers),
                "--json", *(["--ray", ray] if ray else [])]
     done = subprocess.run(command, env=dict(os.environ, MEMORYREEL_HOME=str(home)),
-                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
     summary = json.loads(done.stdout)
     if done.returncode != 0 or summary["failed"]:
         why = summary["failed"] if done.returncode == 0 else summary["error"]
