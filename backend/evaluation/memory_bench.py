@@ -218,7 +218,10 @@ def summary_markdown(summary: dict) -> str:
     def pct(x):
         return "-" if x is None else f"{100 * x:.0f} %"
 
-    lines = ["## Memory over a question workload (bench memory)", "",
+    parametric = any(name.endswith(PARAMETRIC) for name in summary["configs"])
+    title = "Parametric memory over a question workload" if parametric else \
+        "Memory over a question workload"
+    lines = [f"## {title} (bench memory)", "",
              f"{summary['answers']} questions per configuration, asked in one order. Per answer; "
              "LLM calls and prompt tokens include learning's. Each cell: whole run | second half.",
              "", "| memory | accuracy | accuracy, external truth | LLM calls | prompt tokens | "
@@ -235,6 +238,19 @@ def summary_markdown(summary: dict) -> str:
             f"{h['prompt_tokens']:.0f} | {w['seconds']:.1f} \\| {h['seconds']:.1f} | "
             f"{c['replayed_per_answer']} | {c['fact_decided']} / {c.get('plan_decided', 0)} | "
             f"{c['wrong_facts']} | {ratio} |")
+    repeats = [(name, c) for name, c in summary["configs"].items()
+               if (c.get("repeats") or {}).get("answers")]
+    if repeats:
+        lines += ["", "Repeats (an earlier question asked the same need of the same video with "
+                  "the same right answer): right, LLM calls and seconds per answer; answers the "
+                  "distilled model decided, and how many of those were right.", "",
+                  "| memory | repeats right | LLM calls | seconds | decided by the weights "
+                  "(repeats / all) | of those right |", "|---|---|---:|---:|---:|---:|"]
+        for name, c in repeats:
+            r = c["repeats"]
+            lines.append(f"| {name} | {r['correct']}/{r['answers']} | {r['llm_calls']} | "
+                         f"{r['seconds']:.1f} | {c.get('parametric_decided_repeats', 0)} / "
+                         f"{c.get('parametric_decided', 0)} | {c.get('parametric_right', 0)} |")
     if summary.get("chart") and summary["chart"].get("png"):
         lines += ["", f"![LLM calls per answer]({Path(summary['chart']['png']).name})"]
     return "\n".join(lines) + "\n"
