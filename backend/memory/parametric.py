@@ -10,9 +10,11 @@ memory, with a manifest of when, on how many pairs and from which facts.
 What it may do: answer a question as it was trained to. Its answer decides only where it
 agrees with a live checked fact that recall replayed for this very question (same time, words
 and objects), so a fact deleted or edited since the distillation is masked at once, and the
-next distillation drops it; a value the tables compute outranks it (routing runs after it).
-Otherwise its answer is one more piece of evidence, shown as "from the model's weights". It is
-a cache of checked answers in weights, not new perception.
+next distillation drops it. It is asked only where neither a replayed typed query nor the
+question's own words gave a computed first step: a value the tables compute outranks it.
+Otherwise its answer is shown as "from the model's weights" and decides nothing (it stays out
+of the planner's prompt, so it cannot lower accuracy). It is a cache of checked answers in
+weights, not new perception.
 """
 
 from __future__ import annotations
@@ -236,9 +238,3 @@ def given_step(consulted: Consulted, question: str, min_p: float) -> GivenStep |
                      observation=Observation(text=text, times=list(fact.times or []),
                                              value=fact.answer, support="read"),
                      replayed=fact.ref)
-
-
-def evidence_line(consulted: Consulted) -> str:
-    """The model's answer as context for the planner, where it decides nothing."""
-    return (f"From the model's weights (distilled {consulted.distilled_at}, not a checked "
-            f"fact for this question; p = {consulted.p:.2f}): {consulted.answer}")
