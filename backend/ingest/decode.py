@@ -93,7 +93,11 @@ def spread_frames(path: Path, meta: VideoMeta, indices: list[int], count: int) -
     if count < 1 or len(indices) <= count or not _looks_like_mp4(Path(path)):
         return []
     picks = [indices[len(indices) * (k + 1) // (count + 1)] for k in range(count)]
-    return list(frames_at(path, meta, picks).values())
+    try:
+        return list(frames_at(path, meta, picks).values())
+    except (decord.DECORDError, InputError):
+        # A look ahead only: the pass over the frames that follows names the damage.
+        return []
 
 
 def open_reader(path: Path) -> decord.VideoReader:
