@@ -263,9 +263,14 @@ def test_bench_memory_figures_jsonl_chart_and_rebuild(tmp_path, monkeypatch, cap
     (folder / "notes.md").write_text("### Notes\n\nwhat the run showed", encoding="utf-8")
     report = evaluation_markdown([folder], "python -m backend eval-report ...",
                                  tmp_path / "EVALUATION.md")
-    rows = [line for line in report.splitlines() if line.startswith("| ")]
+    figures, repeats = report.split("Repeats (")
+    rows = [line for line in figures.splitlines() if line.startswith("| ")]
     assert [r.split(" | ")[0] for r in rows[1:]] == ["| off", "| semantic", "| both"]
     assert rows[3].endswith("| 1 | 1.0x |")  # both: one wrong fact, calls as off in the 2nd half
+    # Questions 2-6 ask question 1's need of the same video with the same right answer.
+    rows = [line for line in repeats.splitlines() if line.startswith("| ")]
+    assert [r.split(" | ")[:2] for r in rows[1:]] == [["| off", "5/5"], ["| semantic", "4/5"],
+                                                       ["| both", "4/5"]]
     assert report.rstrip().endswith("what the run showed")
 
 
