@@ -126,7 +126,7 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     fig = go.Figure()
     for inst, label in zip(rows, labels):
         iid = inst["id"]
-        intervals = list((spans or {}).get(iid) or [(inst["first_seen"], inst["last_seen"])])
+        intervals = _intervals(inst, spans)
         is_used = used is None or iid in used
         lines = [f"<b>{_escape(label)}</b>",
                  f"in view {_seconds(inst['first_seen'])} – {_seconds(inst['last_seen'])}"]
@@ -141,9 +141,7 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             name=(inst.get("category") or "object") if by_kind else label, orientation="h",
             y=[label] * len(intervals),
             base=[start for start, _ in intervals],
-            # A one-sample appearance still needs a visible bar.
-            x=[max(end - start, duration / 400 if duration > 0 else 0.05)
-               for start, end in intervals],
+            x=_lengths(intervals, duration),
             legendgroup=inst.get("category") or "object",
             showlegend=by_kind and first_of_kind[inst.get("category") or "object"] == iid,
             marker=dict(color=colour_of[iid] if is_used else UNUSED,
@@ -195,6 +193,17 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     return fig
 
 
+def _intervals(inst: Mapping, spans: Mapping[int, Sequence[tuple[float, float]]] | None
+               ) -> list[tuple[float, float]]:
+    """An object's presence intervals: its spans, or first to last sighting without them."""
+    return list((spans or {}).get(inst["id"]) or [(inst["first_seen"], inst["last_seen"])])
+
+
+def _lengths(intervals: list[tuple[float, float]], duration: float) -> list[float]:
+    # A one-sample appearance still needs a visible bar.
+    return [max(end - start, duration / 400 if duration > 0 else 0.05) for start, end in intervals]
+
+
 def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
                 spans: Mapping[int, Sequence[tuple[float, float]]] | None, duration: float,
                 colour_of: Mapping[int, str], used: set[int] | None) -> list[str]:
@@ -203,8 +212,7 @@ def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
     for kind in dict.fromkeys(grouped.values()):
         members = [i for i in rows if grouped.get(i["id"]) == kind]
         label = f"{len(members)} × {kind}"
-        intervals = [span for i in members for span in
-                     ((spans or {}).get(i["id"]) or [(i["first_seen"], i["last_seen"])])]
+        intervals = [span for i in members for span in _intervals(i, spans)]
         hover = (f"<b>{len(members)} tracks of {_escape(kind)}</b>, each a row of its own with "
                  f"“every track” above<br>ids #{members[0]['id']} – #{members[-1]['id']}, in "
                  f"view {_seconds(min(a for a, _ in intervals))} – "
@@ -212,8 +220,7 @@ def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
         fig.add_trace(go.Bar(
             name=f"{kind} (grouped)", orientation="h", y=[label] * len(intervals),
             base=[start for start, _ in intervals],
-            x=[max(end - start, duration / 400 if duration > 0 else 0.05)
-               for start, end in intervals],
+            x=_lengths(intervals, duration),
             marker=dict(color=UNUSED if used else colour_of[members[0]["id"]]),
             opacity=0.6, width=0.6, showlegend=False, hovertext=[hover] * len(intervals),
             hovertemplate="%{hovertext}<extra></extra>",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from backend import library_search
 from backend.library import VideoEntry
 from backend.sql_runner import run_query
 from backend.suggest import suggest
@@ -25,8 +26,7 @@ def clock(t: float) -> str:
 
 
 def library_choices(entries: list[VideoEntry]) -> list[tuple[str, str]]:
-    return [(f"{e.name} ({clock(e.duration)})", e.video_id)
-            for e in sorted(entries, key=lambda e: e.ingested_at, reverse=True)]
+    return [(f"{e.name} ({clock(e.duration)})", e.video_id) for e in library_search.find(entries)]
 
 
 def library_rows(entries: list[VideoEntry]) -> list[list[str]]:

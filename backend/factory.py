@@ -41,16 +41,21 @@ def llm_for(settings: Settings) -> ChatModel:
     if settings.llm_base_url:
         return OpenAIChat(settings.llm_base_url, settings.llm_model or "default",
                           api_key=settings.llm_api_key or "none", timeout=settings.llm_timeout_s)
-    from models import weights
     from models.llama_server import get_embedded
 
-    try:
-        path = Path(settings.llm_gguf) if settings.llm_gguf else \
-            weights.qwen_gguf(settings.cache_dir, settings.llm_size)
-    except weights.WeightsError as e:
-        raise LLMUnavailable(str(e)) from e
+    path = Path(settings.llm_gguf) if settings.llm_gguf else _qwen(settings, settings.llm_size)
     server = get_embedded(path, n_ctx=settings.llm_ctx, threads=settings.llm_threads)
     return server.client(timeout=settings.llm_timeout_s)
+
+
+def _qwen(settings: Settings, size: str) -> Path:
+    """The embedded Qwen GGUF of this size, assembled by setup; LLMUnavailable when it is not."""
+    from models import weights
+
+    try:
+        return weights.qwen_gguf(settings.cache_dir, size)
+    except WeightsError as e:
+        raise LLMUnavailable(str(e)) from e
 
 
 _DISTILLED: dict[str, float] = {}  # adapter path -> the mtime of the adapter its server loaded
@@ -59,13 +64,9 @@ _DISTILLED: dict[str, float] = {}  # adapter path -> the mtime of the adapter it
 def parametric_llm(settings: Settings, adapter: Path, base: str) -> ChatModel:
     """The base model with the distilled adapter, on an embedded server of its own; started
     again when a new distillation has replaced the adapter."""
-    from models import weights
     from models.llama_server import get_embedded
 
-    try:
-        path = weights.qwen_gguf(settings.cache_dir, base)
-    except weights.WeightsError as e:
-        raise LLMUnavailable(str(e)) from e
+    path = _qwen(settings, base)
     # Short prompts: a small context.
     server = get_embedded(path, n_ctx=2048, threads=settings.llm_threads, lora_path=adapter)
     stamp = adapter.stat().st_mtime

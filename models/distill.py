@@ -128,12 +128,14 @@ def pairs_digest(pairs: list[Pair], system: str, rank: int, alpha: int, seed: in
 
 def batch_indices(n: int, batch_size: int, step: int, seed: int) -> list[int]:
     """The examples of one step: a seeded shuffle per pass over the n examples, cycled."""
+    orders: dict[int, list[int]] = {}  # a batch may span passes: each is shuffled once
     picked = []
     for position in range(step * batch_size, (step + 1) * batch_size):
         epoch, offset = divmod(position, n)
-        order = list(range(n))
-        random.Random(f"{seed}:{epoch}").shuffle(order)
-        picked.append(order[offset])
+        if epoch not in orders:
+            orders[epoch] = list(range(n))
+            random.Random(f"{seed}:{epoch}").shuffle(orders[epoch])
+        picked.append(orders[epoch][offset])
     return picked
 
 

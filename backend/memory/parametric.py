@@ -215,7 +215,8 @@ def consult(model: ChatModel, video_name: str, question: str, facts: list[Memory
     logprobs = reply.token_logprobs
     p = math.exp(sum(logprobs) / len(logprobs)) if logprobs else 0.0
     # Only facts the manifest was distilled from: a newer fact, or an edited one, is not in it.
-    agreed = next((f for f in facts if f.id in set(done.facts) and _same(f.answer, answer)), None)
+    distilled = set(done.facts)
+    agreed = next((f for f in facts if f.id in distilled and _same(f.answer, answer)), None)
     return Consulted(answer, p, agreed, done.distilled_at, reply.usage)
 
 
