@@ -109,7 +109,7 @@ class ModelSet:
             return None
         return _tracker(path, s.detector_imgsz, s.detector_conf, s.detector_nms_iou, s.device,
                         s.detector_runtime, str(s.cache_dir), False, s.tracker,
-                        s.ingest_threads or None, people_only=True)
+                        s.ingest_threads or None, crowd=True)
 
     @property
     def objects(self) -> KindsTracker:
@@ -164,11 +164,11 @@ class ModelSet:
 @lru_cache(maxsize=3)
 def _tracker(weights: str, imgsz: int, conf: float, iou: float, device: str, runtime: str,
              cache_dir: str, read_pose: bool, association: str,
-             threads: int | None, people_only: bool = False) -> ObjectTracker:
+             threads: int | None, crowd: bool = False) -> ObjectTracker:
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, iou=iou, device=device, runtime=runtime,
                    cache_dir=cache_dir, read_pose=read_pose, association=association,
-                   threads=threads, people_only=people_only)
+                   threads=threads, crowd=crowd)
 
 
 def _wheel_or_path(choice: str, cache_dir: Path, setting: str) -> str:

@@ -22,6 +22,7 @@ and renumbers them for a whole video.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -56,6 +57,14 @@ _PROBE_CONF = 0.4
 
 _PERSON_ALIASES = {"normal", "fall", "person"}
 
+# The crowd tracker's association (`Tracker(crowd=True)`): small people in a crowd score 0.15 to
+# 0.4, under the thresholds that keep phantom tracks out of scenes of a few large people. Chosen
+# on the tuning half's crowd scenes (MOT16-04, MOT16-10; `bench tracking`, docs/PERCEPTION.md):
+# recall 0.56/0.53 -> 0.60/0.56, and the people there per person seen, 1.53 and 1.38 apart, came
+# to 1.38 and 1.26 (a crowd factor measured on one scene misses the other by 10 % rather than
+# 11 %). A new track at 0.2 split more identities and drew the two scenes further apart.
+CROWD_ASSOCIATION = {"track_high_thresh": 0.15, "new_track_thresh": 0.25}
+
 
 class Tracker:
     """Runs detection + association (OC-SORT or ByteTrack) on successive frames of one video."""
@@ -63,7 +72,7 @@ class Tracker:
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
                  iou: float = NMS_IOU, association: str = "ocsort",
                  runtime: str = "torch", cache_dir: str | os.PathLike | None = None,
-                 read_pose: bool = True, threads: int | None = None, people_only: bool = False):
+                 read_pose: bool = True, threads: int | None = None, crowd: bool = False):
         import torch
 
         self._torch = torch
@@ -83,15 +92,20 @@ class Tracker:
         self.iou = float(iou)
         self.device = device
         self.tracker_cfg = str(ASSOCIATIONS[association])
+        # Boxes down to the association's first-stage threshold must reach it.
+        self._detect_conf = self.conf
+        if crowd:
+            self.tracker_cfg = str(_with_thresholds(ASSOCIATIONS[association], CROWD_ASSOCIATION))
+            self._detect_conf = min(self.conf, CROWD_ASSOCIATION["track_high_thresh"])
         # The fall-detection model's two classes are both people; other models keep their names.
         if names and {str(n).lower() for n in names.values()} <= _PERSON_ALIASES:
             self.categories = {int(k): "person" for k in names}
         else:
             self.categories = {int(k): str(v) for k, v in names.items()}
-        # A COCO detector standing in for the person detector reports people only: its other
-        # kinds are the object tracker's.
+        # A COCO detector tracking crowds reports people only: its other kinds are the object
+        # tracker's.
         self._classes = None
-        if people_only:
+        if crowd:
             self.categories = {k: v for k, v in self.categories.items() if v == "person"}
             self._classes = sorted(self.categories)
         # Keypoints come with the boxes of a pose model; `read_pose=False` leaves them unread.
@@ -103,7 +117,7 @@ class Tracker:
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
-        result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg, conf=self.conf,
+        result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg, conf=self._detect_conf,
                                   iou=self.iou, imgsz=self.imgsz, device=self.device,
                                   classes=self._classes, verbose=False)[0]
         # Ultralytics' device set-up leaves torch one thread short of the cores (1 of 2 here),
@@ -219,3 +233,21 @@ def input_size(heights: list[float], long_side: int, base: int, largest: int) ->
     small = float(np.percentile(heights, 25))
     wanted = long_side * TARGET_PERSON_PX / max(small, 1.0)
     return int(min(largest, max(base, 32 * np.ceil(wanted / 32))))
+
+
+def _with_thresholds(config: Path, thresholds: dict[str, float]) -> Path:
+    """An association config like `config` with these thresholds, written once into the
+    temporary folder (ultralytics reads its tracker settings from a file)."""
+    import tempfile
+
+    import yaml
+
+    settings = {**yaml.safe_load(config.read_text()), **thresholds}
+    text = yaml.safe_dump(settings, sort_keys=True)
+    target = Path(tempfile.gettempdir()) / (
+        f"memoryreel-{config.stem}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml")
+    if not target.is_file():
+        part = target.with_suffix(f".{os.getpid()}.part")
+        part.write_text(text)
+        part.replace(target)  # whole, even with two ingests starting at once
+    return target
