@@ -152,7 +152,11 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             customdata=[iid] * len(intervals), meta={"instance_id": iid, "used": is_used},
             visible=iid not in grouped,
         ))
-    group_labels = _group_rows(fig, rows, grouped, spans, duration, colour_of, used)
+    # A kind whose legend entry's row is grouped gets it on the grouped row instead: a hidden
+    # trace shows no legend entry.
+    legend_on_group = {kind for kind, iid in first_of_kind.items() if by_kind and iid in grouped}
+    group_labels = _group_rows(fig, rows, grouped, spans, duration, colour_of, used,
+                               legend_on_group)
     evidence = sorted({round(float(t), 2) for t in times})
     for t in evidence:
         fig.add_vline(x=t, line=dict(color=ACCENT, width=2, dash="dash"), layer="above")
@@ -206,7 +210,8 @@ def _lengths(intervals: list[tuple[float, float]], duration: float) -> list[floa
 
 def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
                 spans: Mapping[int, Sequence[tuple[float, float]]] | None, duration: float,
-                colour_of: Mapping[int, str], used: set[int] | None) -> list[str]:
+                colour_of: Mapping[int, str], used: set[int] | None,
+                legend_on: set[str]) -> list[str]:
     """One row per grouped kind holding its tracks' bars; returns the rows' labels."""
     labels = []
     for kind in dict.fromkeys(grouped.values()):
@@ -218,11 +223,11 @@ def _group_rows(fig: go.Figure, rows: list[Mapping], grouped: Mapping[int, str],
                  f"view {_seconds(min(a for a, _ in intervals))} – "
                  f"{_seconds(max(b for _, b in intervals))}")
         fig.add_trace(go.Bar(
-            name=f"{kind} (grouped)", orientation="h", y=[label] * len(intervals),
+            name=kind, orientation="h", y=[label] * len(intervals),
             base=[start for start, _ in intervals],
-            x=_lengths(intervals, duration),
+            x=_lengths(intervals, duration), legendgroup=kind, showlegend=kind in legend_on,
             marker=dict(color=UNUSED if used else colour_of[members[0]["id"]]),
-            opacity=0.6, width=0.6, showlegend=False, hovertext=[hover] * len(intervals),
+            opacity=0.6, width=0.6, hovertext=[hover] * len(intervals),
             hovertemplate="%{hovertext}<extra></extra>",
             meta={"instance_id": None, "group": kind, "instance_ids": [i["id"] for i in members]}))
         labels.append(label)

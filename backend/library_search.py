@@ -8,6 +8,7 @@ database after the first pass.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from functools import lru_cache
 
@@ -24,11 +25,13 @@ _WORDS_KEPT = 20_000  # characters of speech and on-screen text searched per vid
 
 
 def find(entries: list[VideoEntry], text: str = "", sort: str = "newest") -> list[VideoEntry]:
-    """The entries whose name or contents hold every word of `text`, sorted by `sort`."""
+    """The entries whose name or contents hold every word of `text`, sorted by `sort`. A word
+    matches anywhere in a name (file names run words together: "tud" finds "mot15_TUD-Campus"),
+    and at the start of a word in the contents ("car" finds "cars" said, not "scarf")."""
     key, reverse = SORTS.get(sort, SORTS["newest"])
-    words = text.lower().split()
+    words = [(w, re.compile(r"(?<!\w)" + re.escape(w))) for w in text.lower().split()]
     found = [e for e in entries
-             if not words or all(w in e.name.lower() or w in holds(e) for w in words)]
+             if all(w in e.name.lower() or starts.search(holds(e)) for w, starts in words)]
     return sorted(found, key=key, reverse=reverse)
 
 

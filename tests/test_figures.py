@@ -234,6 +234,11 @@ def test_many_tracks_of_one_kind_share_a_row_that_a_button_expands():
     assert sum(v for v, t in zip(every.args[0]["visible"], fig.data) if t.type == "bar") == 32
     assert len(every.args[1]["yaxis.categoryarray"]) == 32 and every.args[1]["height"] > \
         grouped.args[1]["height"] == fig.layout.height
+    # Each kind keeps one legend entry, grouped or not (a hidden trace shows none).
+    for state in (grouped, every):
+        entries = [t.name for t, v in zip(fig.data, state.args[0]["visible"])
+                   if v and t.type == "bar" and t.showlegend]
+        assert sorted(entries) == ["moving object", "person"], (state.label, entries)
     # A dozen of a kind still get a row each.
     few = figures.timeline_figure(instances[:12], None, [], 16.0)
     assert not few.layout.updatemenus and len(_bars(few)) == 12

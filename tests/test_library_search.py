@@ -63,6 +63,9 @@ def test_a_search_finds_videos_by_name_kind_and_words_said(big):
     assert {e.name for e in library_search.find(entries, "HARBOUR person")} == \
         {f"clip-{k:03d}.mp4" for k in range(3, COUNT, 100)}
     assert library_search.find(entries, "giraffe") == []
+    # Contents match at the start of a word: "harb" is the harbour said, "arbour" is not.
+    assert len(library_search.find(entries, "harb")) == 5
+    assert library_search.find(entries, "arbour") == []
     assert len(library_search.find(entries, "")) == COUNT
 
 
