@@ -117,6 +117,17 @@ def test_an_answer_edge_a_person_deleted_masks_its_fact(video, tmp_path):
     graph_facts.delete(db_path, edge)
     assert parametric.unedited(facts, db_path) == []
     assert graph_facts.edited_answers(db_path) == {fact}
+    # The same question answered and learnt again, under a new id: the graph refuses its edge,
+    # and the fact is masked as well.
+    store = MemoryStore(settings)
+    again = store.add("semantic", {
+        "video_id": entry.video_id, "question": LEARNED.upper() + "  ", "text": "TU Darmstadt.",
+        "answer": OPTIONS[0], "times": [1.0], "verdict": "checked", "support": 1,
+        "asked": asked_of(LEARNED, 100.0).to_json(), "query": ""}, store.embed([LEARNED])[0])
+    assert graph_facts.record(db_path, entry_id=again, question=LEARNED, answer=OPTIONS[0],
+                              times=[1.0], source="kind:person") == "deleted by a person"
+    facts = MemoryStore(settings).list(kind="semantic")
+    assert again in {f.id for f in facts} and parametric.unedited(facts, db_path) == []
 
 
 def test_training_pairs_are_the_checked_facts_in_several_wordings(video):

@@ -32,8 +32,12 @@ def _now() -> str:
 def edge_key(source: str, relation: str, target: str, question: str = "") -> str:
     """What an edge says, whatever its id: a fact's key is its question, so a new answer to the
     same question is the same edge."""
-    about = " ".join(question.lower().split()) if question else target
+    about = question_key(question) if question else target
     return f"{source}|{relation}|{about}"
+
+
+def question_key(question: str) -> str:
+    return " ".join(question.lower().split())
 
 
 def key_of(db: sqlite_utils.Database, edge: dict) -> str:
@@ -170,6 +174,21 @@ def edited_answers(db_path: Path) -> set[str]:
             if row["edge_key"] in edited}
     finally:
         db.close()
+
+
+def edited_questions(db_path: Path) -> set[str]:
+    """The questions (`question_key`) of answer edges a person deleted or corrected: a fact
+    learnt again for one of them, under a new entry id, is in as much doubt."""
+    db = sqlite_utils.Database(db_path)
+    try:
+        if not db["graph_history"].exists():
+            return set()
+        keys = {row["edge_key"] for row in db.query(
+            "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+    finally:
+        db.close()
+    return {about for _, relation, about in (k.split("|", 2) for k in keys if k.count("|") >= 2)
+            if relation == "answered"}
 
 
 def ensure_tables(db: sqlite_utils.Database) -> None:

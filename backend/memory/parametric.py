@@ -104,9 +104,14 @@ def described(settings: Settings, video_id: str | None) -> str:
 
 
 def unedited(facts: list[MemoryEntry], db_path: Path) -> list[MemoryEntry]:
-    """The facts less those whose answer edge a person deleted or corrected in the video's graph."""
-    edited = graph_facts.edited_answers(db_path) if db_path.is_file() else set()
-    return [f for f in facts if f.id not in edited]
+    """The facts less those whose answer edge a person deleted or corrected in the video's graph,
+    and those learnt again since for a question whose edge a person edited."""
+    if not db_path.is_file():
+        return facts
+    edited = graph_facts.edited_answers(db_path)
+    questions = graph_facts.edited_questions(db_path)
+    return [f for f in facts
+            if f.id not in edited and graph_facts.question_key(f.question) not in questions]
 
 
 def checked_facts(store: MemoryStore, library: Library, video_id: str) -> list[MemoryEntry]:
