@@ -165,13 +165,10 @@ def edited_answers(db_path: Path) -> set[str]:
     doubt, so nothing distilled from them may answer."""
     db = sqlite_utils.Database(db_path)
     try:
-        if not db["graph_history"].exists():
-            return set()
-        edited = {row["edge_key"] for row in db.query(
-            "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+        edited = _edited_keys(db)
         return {row["origin"].removeprefix("answer:") for row in db.query(
             "SELECT edge_key, origin FROM graph_history WHERE origin LIKE 'answer:%'")
-            if row["edge_key"] in edited}
+            if row["edge_key"] in edited} if edited else set()
     finally:
         db.close()
 
@@ -181,14 +178,19 @@ def edited_questions(db_path: Path) -> set[str]:
     learnt again for one of them, under a new entry id, is in as much doubt."""
     db = sqlite_utils.Database(db_path)
     try:
-        if not db["graph_history"].exists():
-            return set()
-        keys = {row["edge_key"] for row in db.query(
-            "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+        keys = _edited_keys(db)
     finally:
         db.close()
     return {about for _, relation, about in (k.split("|", 2) for k in keys if k.count("|") >= 2)
             if relation == "answered"}
+
+
+def _edited_keys(db: sqlite_utils.Database) -> set[str]:
+    """Keys of the edges a person ever deleted or corrected."""
+    if not db["graph_history"].exists():
+        return set()
+    return {row["edge_key"] for row in db.query(
+        "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
 
 
 def ensure_tables(db: sqlite_utils.Database) -> None:
