@@ -163,34 +163,28 @@ def respect_edits(db: sqlite_utils.Database, edges: list[dict]) -> list[dict]:
 def edited_answers(db_path: Path) -> set[str]:
     """Memory entry ids whose answer edge a person deleted or corrected: what they said is in
     doubt, so nothing distilled from them may answer."""
+    return in_doubt(db_path)[0]
+
+
+def in_doubt(db_path: Path) -> tuple[set[str], set[str]]:
+    """(memory entry ids, questions as `question_key` gives them) of the answer edges a person
+    deleted or corrected: a fact learnt again for such a question, under a new entry id, is in
+    as much doubt as the one whose edge was edited."""
     db = sqlite_utils.Database(db_path)
     try:
-        edited = _edited_keys(db)
-        return {row["origin"].removeprefix("answer:") for row in db.query(
+        if not db["graph_history"].exists():
+            return set(), set()
+        keys = {row["edge_key"] for row in db.query(
+            "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+        ids = {row["origin"].removeprefix("answer:") for row in db.query(
             "SELECT edge_key, origin FROM graph_history WHERE origin LIKE 'answer:%'")
-            if row["edge_key"] in edited} if edited else set()
+            if row["edge_key"] in keys}
     finally:
         db.close()
-
-
-def edited_questions(db_path: Path) -> set[str]:
-    """The questions (`question_key`) of answer edges a person deleted or corrected: a fact
-    learnt again for one of them, under a new entry id, is in as much doubt."""
-    db = sqlite_utils.Database(db_path)
-    try:
-        keys = _edited_keys(db)
-    finally:
-        db.close()
-    return {about for _, relation, about in (k.split("|", 2) for k in keys if k.count("|") >= 2)
-            if relation == "answered"}
-
-
-def _edited_keys(db: sqlite_utils.Database) -> set[str]:
-    """Keys of the edges a person ever deleted or corrected."""
-    if not db["graph_history"].exists():
-        return set()
-    return {row["edge_key"] for row in db.query(
-        "SELECT edge_key FROM graph_history WHERE action IN ('deleted', 'corrected')")}
+    questions = {about for _, relation, about in (k.split("|", 2) for k in keys
+                                                   if k.count("|") >= 2)
+                 if relation == "answered"}
+    return ids, questions
 
 
 def ensure_tables(db: sqlite_utils.Database) -> None:

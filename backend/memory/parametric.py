@@ -108,8 +108,7 @@ def unedited(facts: list[MemoryEntry], db_path: Path) -> list[MemoryEntry]:
     and those learnt again since for a question whose edge a person edited."""
     if not db_path.is_file():
         return facts
-    edited = graph_facts.edited_answers(db_path)
-    questions = graph_facts.edited_questions(db_path)
+    edited, questions = graph_facts.in_doubt(db_path)
     return [f for f in facts
             if f.id not in edited and graph_facts.question_key(f.question) not in questions]
 
