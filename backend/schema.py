@@ -11,8 +11,8 @@ import sqlite_utils
 
 from backend.graph import schema as graph_schema
 
-TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr",
-          "shots", "scenes", *graph_schema.GRAPH_TABLES)
+TABLES = ("video", "instances", "detections", "actions", "tags", "timeline", "speech",
+          "speech_words", "ocr", "shots", "scenes", *graph_schema.GRAPH_TABLES)
 
 SCHEMA_DOC = """\
 video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, width INTEGER,
@@ -34,6 +34,21 @@ detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL
   -- 'sitting', 'bending' or 'lying'), arm_raised (1 = a hand above the shoulder, else 0) and
   -- facing ('camera', 'away' = back to the camera, or 'side'); NULL on interpolated boxes and
   -- where the keypoints could not tell (e.g. legs out of view).
+actions(id INTEGER, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL, score REAL,
+        evidence TEXT, other_id INTEGER)
+  -- one row per interval in which a tracked person does something, read from body keypoints
+  -- and the objects at hand: action is one of 'standing', 'walking', 'running', 'sitting',
+  -- 'lying', 'bending', 'jumping', 'falling', 'turning round', 'raising arms', 'waving',
+  -- 'punching', 'climbing', 'dancing', 'holding', 'carrying', 'riding', 'drinking', 'eating',
+  -- 'using a phone', 'swinging', 'throwing', 'facing each other', 'hands joined', 'hugging',
+  -- 'fighting', 'passing a ball'; other_id is the instance acted with (the held cup, the
+  -- ridden horse, the other person), else NULL; evidence says what the rule saw; score is the
+  -- share of the person's frames in the interval that support it. Who rides something:
+  -- SELECT instance_id, other_id, t_start, t_end FROM actions WHERE action = 'riding'.
+tags(id INTEGER, t_start REAL, t_end REAL, tag TEXT, wnid TEXT, score REAL)
+  -- what an ImageNet-1k classifier sees in the whole picture over an interval, beyond the
+  -- tracked kinds: animals, tools, sports gear, places ('sulphur-crested cockatoo', 'barbell',
+  -- 'cliff'); wnid is its WordNet id, score its probability (0-1).
 timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,
          ocr TEXT, instance_ids TEXT)
   -- one row per time step (time-dominant memory); description of what is seen, source names
@@ -46,9 +61,11 @@ speech_words(segment_id INTEGER, t_start REAL, t_end REAL, word TEXT)
 ocr(id INTEGER, t REAL, frame INTEGER, text TEXT, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
     confidence REAL)
   -- one row per line of on-screen text read at time t.
-shots(id INTEGER, t_start REAL, t_end REAL)
+shots(id INTEGER, t_start REAL, t_end REAL, colour TEXT, footage TEXT, light TEXT, place TEXT)
   -- one row per shot (a continuous take between two cuts), in order; no cut = one shot. Cut
-  -- times are the t_start of every shot after the first.
+  -- times are the t_start of every shot after the first. The whole picture of the shot:
+  -- colour is 'colour' or 'black and white'; footage 'camera' or 'animation' (drawn or
+  -- rendered); light 'dark', 'dim' or 'lit'; place 'indoors', 'outdoors' or NULL (cannot tell).
 scenes(id INTEGER, t_start REAL, t_end REAL, shot_id INTEGER, cut_at REAL, camera TEXT,
        camera_speed REAL, motion TEXT, moving_share REAL, brightness TEXT, luma REAL, colours TEXT)
   -- one row per fine time step (the steps of timeline before merging): the picture. shot_id is
@@ -78,6 +95,15 @@ def create_tables(db: sqlite_utils.Database) -> None:
     }, foreign_keys=[("instance_id", "instances", "id")])
     db["detections"].create_index(["instance_id", "frame"])
     db["detections"].create_index(["t"])
+    db["actions"].create({
+        "id": int, "instance_id": int, "action": str, "t_start": float, "t_end": float,
+        "score": float, "evidence": str, "other_id": int,
+    }, pk="id", foreign_keys=[("instance_id", "instances", "id")])
+    db["actions"].create_index(["instance_id"])
+    db["actions"].create_index(["action"])
+    db["tags"].create({"id": int, "t_start": float, "t_end": float, "tag": str, "wnid": str,
+                       "score": float}, pk="id")
+    db["tags"].create_index(["tag"])
     db["timeline"].create({
         "id": int, "t_start": float, "t_end": float, "description": str, "source": str,
         "speech": str, "ocr": str, "instance_ids": str,
@@ -92,7 +118,8 @@ def create_tables(db: sqlite_utils.Database) -> None:
         "y2": float, "confidence": float,
     }, pk="id")
     db["ocr"].create_index(["t"])
-    db["shots"].create({"id": int, "t_start": float, "t_end": float}, pk="id")
+    db["shots"].create({"id": int, "t_start": float, "t_end": float, "colour": str,
+                        "footage": str, "light": str, "place": str}, pk="id")
     db["scenes"].create({
         "id": int, "t_start": float, "t_end": float, "shot_id": int, "cut_at": float,
         "camera": str, "camera_speed": float, "motion": str, "moving_share": float,

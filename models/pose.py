@@ -35,7 +35,8 @@ Box = tuple[float, float, float, float]  # x1, y1, x2, y2 in source pixels
 
 # COCO-17 keypoint order, as every ultralytics pose model gives it.
 NOSE, L_EYE, R_EYE = 0, 1, 2
-L_SHOULDER, R_SHOULDER, L_WRIST, R_WRIST = 5, 6, 9, 10
+L_EAR, R_EAR = 3, 4
+L_SHOULDER, R_SHOULDER, L_ELBOW, R_ELBOW, L_WRIST, R_WRIST = 5, 6, 7, 8, 9, 10
 L_HIP, R_HIP, L_KNEE, R_KNEE, L_ANKLE, R_ANKLE = 11, 12, 13, 14, 15, 16
 
 SEEN = 0.5  # keypoint confidence from which a joint counts as seen
@@ -100,7 +101,8 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def classify(kp: np.ndarray) -> Pose:
     """Posture, raised arm and facing from a single person's (17, 3) keypoints."""
-    return Pose(posture=posture(kp), arm_raised=arm_raised(kp), facing=facing(kp))
+    return Pose(posture=posture(kp), arm_raised=arm_raised(kp), facing=facing(kp),
+                keypoints=np.asarray(kp[:, :3], dtype=np.float32))
 
 
 def _seen(kp: np.ndarray, *joints: int) -> bool:

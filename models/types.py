@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -12,6 +13,10 @@ class Pose:
     posture: str | None = None  # standing, sitting, bending or lying
     arm_raised: bool | None = None
     facing: str | None = None  # camera, away or side
+    # The 17 COCO keypoints as (x, y, confidence) in source pixels: actions are read from how
+    # they move over time and where the hands are (backend/ingest/actions.py).
+    # float32 (17, 3): a long video holds these for every person on every sampled frame.
+    keypoints: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ import re
 from difflib import SequenceMatcher
 
 from backend import kinds
-from backend.agent import option_match, typed_values
+from backend.agent import activity_queries, option_match, typed_values
 from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import VideoTables, plural
 from backend.ingest import describe
+from backend.ingest.actions import ACTIONS
 from models.motion import CATEGORY as MOVING
 
 # "What does the person do", "what happens", "describe the video", "what is going on".
@@ -36,7 +37,8 @@ _VALUE_WORDS = frozenset(
     {w for kind in (*kinds.COCO, *kinds.BEYOND_COCO, "people") for name in (kind, kinds.plural(kind))
      for w in _WORD.findall(name)} | set(option_match.COLOUR_WORDS) |
     {"left", "right", "up", "down", "away", "towards", "toward", "top", "bottom", "middle",
-     "centre", "center", "stays", "place", "enters", "leaves"})
+     "centre", "center", "stays", "place", "enters", "leaves"} |
+    {w for action in ACTIONS for w in _WORD.findall(action)})
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
@@ -85,18 +87,43 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
                          f"'unknown') AND t_end >= {lo} AND t_start <= {hi} ORDER BY t_start "
                          f"LIMIT 4"):
         events.append((r["t_start"], f"[{r['t_start']:.1f} s] the camera moves: {r['camera']}"))
+    events += _picture(tables, lo, hi)
     events.sort(key=lambda e: e[0])
     head = [f"Between {lo:.1f} and {hi:.1f} s: {_tally(rows)}."]
     return head + [text for _, text in events[:_MAX_LINES]], [t for t, _ in events], span
 
 
+def _picture(tables: VideoTables, lo: float, hi: float) -> list[tuple[float, str]]:
+    """What the whole picture shows beyond the tracked kinds (ImageNet tags, quoted so that an
+    account naming them counts as naming evidence), and its facts: indoors, black and white."""
+    span = Span(lo, hi, "")
+    lines = []
+    tags = [t for t in tables.rows(
+        f"SELECT tag, MAX(score) AS score, MIN(t_start) AS t0 FROM tags WHERE score >= "
+        f"{activity_queries.TAG_FLOOR} AND t_end >= {lo} AND t_start <= {hi} GROUP BY tag "
+        f"ORDER BY score DESC LIMIT 5")] if activity_queries.has(tables, "tags") else []
+    if tags:
+        lines.append((tags[0]["t0"], f"[{lo:.1f}-{hi:.1f} s] the whole picture shows: " + ", ".join(
+            f'"{t["tag"]}" ({t["score"]:.2f})' for t in tags)))
+    if facts := activity_queries.picture_facts(tables, span):
+        lines.append((lo, f"[{lo:.1f}-{hi:.1f} s] the picture: {', '.join(facts)}"))
+    return lines
+
+
 def _many(kind: str, found: list[dict]) -> str:
-    """Many of a kind as one line: how many, when, and which ways they go, most first."""
+    """Many of a kind as one line: how many, when, which ways they go and what they do, most
+    first."""
     ways: dict[str, int] = {}
+    doing: dict[str, int] = {}
     for r in found:
         for way in describe.directions(r["action"] or ""):
             ways[way] = ways.get(way, 0) + 1
+        for act in set(describe.actions_in(r["action"] or "")):
+            doing[act] = doing.get(act, 0) + 1
     going = ", ".join(f"{n} {way}" for way, n in sorted(ways.items(), key=lambda kv: -kv[1])[:3])
+    if doing:
+        going += "; " * bool(going) + ", ".join(
+            f"{n} {act}" for act, n in sorted(doing.items(), key=lambda kv: -kv[1])[:4])
     return (f"[{found[0]['first_seen']:.1f}-{max(r['last_seen'] for r in found):.1f} s] "
             f"{plural(len(found), kind)}" + (f": {going}" if going else ""))
 

@@ -12,6 +12,8 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   unnamed (moving things no detector named);
 - colours: the colour names measured on the object asked about;
 - texts: what was read on screen or said (one entry per text or sentence);
+- activities: {an action ('riding', 'riding horse'), a tag ('barbell') or a picture fact
+  ('indoors'): how strongly the video shows it, 0-1}, matched through WordNet (`lexicon`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
   on-screen text.
 """
@@ -50,6 +52,8 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
         return None
     if "kinds" in typed:
         return _by_kinds(typed, options)
+    if "activities" in typed:
+        return _by_activities(typed["activities"], options)
     if typed.get("colours"):
         return _by_colours(typed["colours"], options)
     if typed.get("places") and all(meaning.place(o) for o in options):
@@ -273,3 +277,43 @@ def _by_places(places: dict[str, int], options: list[str]) -> Decision:
     scores = {i: round(at.get(meaning.place(o), 0) / total, 2) for i, o in enumerate(options)}
     shown = ", ".join(f"{w} ({n})" for w, n in places.items())
     return _decision(scores, options, f"where the text was read ({shown})", exact=0.8)
+
+
+# ---- activities -----------------------------------------------------------------------------
+
+# Code picks an activity only where one option is this well supported and twice any other: the
+# actions and tags are measurements with errors, and an option they cannot speak to may be right.
+_ACTIVITY_PICK = 0.45
+
+
+def _by_activities(shown: dict[str, float], options: list[str]) -> Decision | None:
+    """Score: the best link (WordNet: same word 1.0, a kind of it 0.8, derived 0.6) between the
+    option's words and anything the video shows, times how strongly it shows it. One option far
+    ahead is picked; else the options with
+    any support are what the model chooses among. How far a pick is trusted is the measured
+    precision of the actions behind it (`precision.earns_high`)."""
+    from models import lexicon
+
+    if not shown:
+        return None
+    scores = {}
+    for i, option in enumerate(options):
+        scores[i] = round(max((lexicon.phrase_link(option, term) * strength
+                               for term, strength in shown.items()), default=0.0), 3)
+    ranked = sorted(scores.values(), reverse=True)
+    best = ranked[0]
+    if best <= 0:
+        return None  # nothing shown speaks to any option: the planner reads on
+    shown_words = ", ".join(f"{t} {v:.2f}" for t, v in sorted(shown.items(), key=lambda kv: -kv[1])[:8])
+    listed = "; ".join(f"'{options[i]}' {v:.2f}" for i, v in scores.items())
+    supported = [i for i, v in scores.items() if v == best]
+    second = ranked[1] if len(ranked) > 1 else 0.0
+    if len(supported) == 1 and best >= _ACTIVITY_PICK and best >= 2 * second:
+        i = supported[0]
+        return Decision(supported, i, "computed",
+                        f"Option '{options[i]}' is what the video shows best ({shown_words}; "
+                        f"scores: {listed}).", scores)
+    backed = [i for i, v in scores.items() if v > 0]
+    return Decision(backed, None, "", f"Options {', '.join(repr(options[i]) for i in backed)} "
+                    f"have some support in what the video shows ({shown_words}; scores: "
+                    f"{listed}); the evidence cannot tell them apart.", scores)

@@ -41,6 +41,9 @@ from backend.ingest.tracks import CROWD
 TABLE = Path(__file__).with_name("measured_precision.json")
 OBJECT_TABLE = Path(__file__).with_name("object_precision.json")
 CROWD_TABLE = Path(__file__).with_name("crowd_count.json")
+ACTION_TABLE = Path(__file__).with_name("action_precision.json")
+# Typed operations whose computed value rests on the actions read from keypoints and objects.
+ACTION_MEASURED = ("activity",)
 # Typed operations whose computed value is the kinds an object detector named.
 OBJECT_MEASURED = ("kinds", "held")
 MIN_BOXES = 20
@@ -193,13 +196,35 @@ def earns_high(query: dict, table: dict | None = None) -> bool:
     if query.get("operation") in OBJECT_MEASURED:
         cells = object_cells(query, table)
         return bool(cells) and all(precise_kind(c) for _, _, c in cells)
+    if query.get("operation") in ACTION_MEASURED:
+        cells = action_cells(query, table)
+        return bool(cells) and all(precise_kind(c) for _, c in cells)
     found = cell(query, table)
     return bool(found) and len(found.get("scenes", {})) >= MIN_SCENES and \
         found.get("lower", 0) >= HIGH_PRECISION
 
 
+@lru_cache(maxsize=1)
+def action_measured() -> dict:
+    """{"source", "actions": {action: {"right", "of"}}} from the file (`bench actions
+    --write`); {} where it is missing."""
+    return json.loads(ACTION_TABLE.read_text()) if ACTION_TABLE.is_file() else {}
+
+
+def action_cells(query: dict, table: dict | None = None) -> list[tuple[str, dict | None]]:
+    """(action, {"right", "of"} or None) for each action an activity answer rests on."""
+    measured = (action_measured() if table is None else table).get("actions", {})
+    return [(a, measured.get(a)) for a in filter(None, query.get("conditions", "").split("; "))]
+
+
 def described(query: dict) -> str:
     """The measured record of the query's kind of measurement, in a sentence for the user."""
+    if query.get("operation") in ACTION_MEASURED:
+        cells = action_cells(query)
+        said = [f"{a} right {c['right']} of {c['of']} times" if c else f"{a} never measured"
+                for a, c in cells]
+        return (f" Measured on {action_measured().get('source', 'human captions')}: "
+                f"{', '.join(said)}.") if said else ""
     if query.get("operation") in OBJECT_MEASURED:
         cells = object_cells(query)
         if not cells:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from backend import kinds
 from backend.agent import option_match, precision
+from backend.agent.activity_queries import activity
 from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.text_queries import screen_text, speech, timeline
 from backend.agent.scene_queries import YES_NO, scene
@@ -47,6 +48,9 @@ OPERATIONS: dict[str, str] = {
     "appearance": "what an object, or the objects of a kind, look like (colours)",
     "kinds": "which kinds of things appear (people, vehicles, animals, objects), how many of each",
     "held": "what people hold, carry or wear: the objects seen inside a person's box",
+    "activity": "what people do (walking, sitting, riding, drinking, ...) and what the whole "
+                "picture shows beyond the tracked kinds (animals, tools, places; indoors or "
+                "outdoors, black and white or colour), at a time, over an interval or the whole video",
     "speech": "what is said at or near a time, during an interval, or when given words are said",
     "screen_text": "the text shown on screen at a time or in the whole video, and where it is",
     "timeline": "descriptions of what is seen between two times, or in the whole video",
@@ -506,5 +510,5 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
     "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
-    "timeline": timeline, "kinds": kinds_seen, "held": held,
+    "timeline": timeline, "kinds": kinds_seen, "held": held, "activity": activity,
 }

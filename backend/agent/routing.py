@@ -72,6 +72,10 @@ _EMPTY_AT = re.compile(r"^\s*(?:is|was|are|were) (?:the|this|that) [\w ]+? (?:em
 # "Which way do most people walk", "in what direction does the car go": where things go.
 _DIRECTION = re.compile(r"\b(?:which|what) (?:way|direction)s?\b|\bin (?:which|what) direction\b",
                         re.I)
+# What someone does, what activity or sport is shown: the actions and tags.
+_ACTIVITY = re.compile(r"\b(?:doing|activit(?:y|ies)|actions?|sports?|exercis(?:e|es|ing)|"
+                       r"perform(?:s|ing)?|play(?:s|ing)?|happen(?:s|ing|ed)?|going on|"
+                       r"(?:what|which) (?:does|do|did) [\w' ]{1,30}? do)\b", re.I)
 _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 
@@ -103,6 +107,8 @@ def route(question: str, duration: float | None = None,
         return "in_view", "Count"
     if _HELD.search(question):
         return "held", "What"
+    if _ACTIVITY.search(question) and (options or not digest.is_open(question)):
+        return "activity", "What"
     if _KINDS.search(question):
         return "kinds", "What"
     if _DIRECTION.search(question) and _named_kind(question):
@@ -114,9 +120,12 @@ def route(question: str, duration: float | None = None,
         return ("in_view", "Count") if at_a_time else ("movement", "What")
     if options and _WHERE_IN_PICTURE.search(question) and all(meaning.place(o) for o in options):
         return "screen_text", "What"  # where a thing no kind names is shown: text on screen
-    if options and _WHICH.search(question) and \
-            sum(option_match.option_kinds(o) is not None for o in options) >= len(options) - 1:
-        return "kinds", "What"
+    if options and _WHICH.search(question):
+        named = sum(option_match.option_kinds(o) is not None for o in options)
+        if named >= len(options) - 1:
+            return "kinds", "What"
+        if named <= 1:  # "which animal": a parrot, a cockatoo, a dog: beyond the COCO kinds
+            return "activity", "What"
     return None
 
 
@@ -138,6 +147,9 @@ def _target(operation: str, question: str) -> str:
     """The kind the question counts or times ('' for any), in `kinds`' words."""
     if operation in ("screen_text", "speech") or _EMPTY_AT.search(question):
         return ""  # what is said or written; whoever is in the place asked about
+    if operation == "activity":  # one person's actions when the question names one, else all
+        person = re.search(r"(?:#|\b(?:person|man|woman|player|id)\s*#?\s*)(\d+)\b", question, re.I)
+        return f"#{person.group(1)}" if person else ""
     if operation == "kinds":
         return next((w for w in re.findall(r"[a-z]+", question.lower()) if w in kinds.GROUP_WORDS), "")
     return _named_kind(question)
@@ -158,7 +170,7 @@ def first_step(question: str, tables: video_tables.VideoTables,
         return None
     operation, tool = chosen
     target = _target(operation, question)
-    whoever = operation in ("kinds", "held") or _EMPTY_AT.search(question)  # no kind needed
+    whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question)
     if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
@@ -193,4 +205,5 @@ _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "mea
          "most_at_once": "the most in view at once",
          "count_distinct": "how many different ones appear",
          "in_view": "how many are in view at a time", "kinds": "which kinds of things appear",
-         "held": "what people hold", "movement": "where something goes"}
+         "held": "what people hold", "movement": "where something goes",
+         "activity": "what people do and what the picture shows"}

@@ -21,9 +21,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.cli.bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
+from backend.cli.bench import (SHARED, bench_actions, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
-                                bench_tracking, print_agent_bench, print_detectors_bench,
+                                bench_tracking, print_actions_bench, print_agent_bench,
+                                print_detectors_bench,
                                 print_ingest_bench, print_json, print_measurements,
                                 print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
@@ -411,6 +412,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the default detector's precision per kind and size to "
                         "backend/agent/object_precision.json and the table of kinds in docs/PERCEPTION.md")
     b.set_defaults(run=bench_detectors, render=print_detectors_bench)
+    b = bench_sub.add_parser("actions", parents=[common],
+                             help="actions, tags and indoors/outdoors scored on the human "
+                                  "captions of COCO images (precision and recall per action, "
+                                  "on a tuning and a reporting half)")
+    b.add_argument("--truth", help="the object truth folder holding coco_val2017_first128 "
+                                   "(default ../shared/images/objects-truth)")
+    b.add_argument("--limit", type=int, default=0, help="only the first N images")
+    b.add_argument("--write", action="store_true",
+                   help="write the measured precision per action to "
+                        "backend/agent/action_precision.json (the confidence contract)")
+    b.set_defaults(run=bench_actions, render=print_actions_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "
                                   "truth and its variants, per condition (the table behind "

@@ -132,6 +132,46 @@ def bench_objects(args, settings) -> dict:
     return objects_bench(paths, settings, progress=say)
 
 
+def bench_actions(args, settings) -> dict:
+    from backend.agent import precision
+    from backend.evaluation.actions_bench import actions_bench, precision_table
+    from backend.factory import ModelSet
+
+    if args.write and args.limit:
+        raise UsageError("--write records every image: give no --limit.")
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    if not (root / "coco_val2017_first128" / "captions.json").is_file():
+        raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
+    if args.write:
+        precision.ACTION_TABLE.write_text(json.dumps(precision_table(payload), indent=1,
+                                                     sort_keys=True) + "\n")
+        payload["written"] = [str(precision.ACTION_TABLE)]
+    return payload
+
+
+def print_actions_bench(payload: dict) -> None:
+    print(f"{payload['source']}: {payload['images']} images; tagger {payload['tagger']}")
+    for half, figures in payload["halves"].items():
+        print(f"\n{half} half: action | stated | right | captions say | precision | recall")
+        for action, c in sorted(figures["actions"].items()):
+            if c["predicted"] or c["true"]:
+                print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "
+                      f"{_share(c['precision'])} | {_share(c['recall'])}")
+        tags = figures["tags"]
+        print(f"  top tag named in a caption: {tags['top1_right']} of {tags['top1_of']}")
+        for fact, c in figures["places"].items():
+            print(f"  {fact}: said {c['of']}, right {c['right']}, captions say {c['true']} "
+                  f"(precision {_share(c['precision'])}, recall {_share(c['recall'])})")
+    for path in payload.get("written", []):
+        print(f"wrote {path}")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
 def bench_detectors(args, settings) -> dict:
     from backend.evaluation.detectors_bench import detectors_bench
     from models import coco, wheel_weights

@@ -8,7 +8,7 @@ captioner (models/captioner.py) adds its caption in front of the same evidence.
 from __future__ import annotations
 
 import colorsys
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -146,6 +146,46 @@ def body(points: list[TrackPoint]) -> str:
     return ", ".join(parts)
 
 
+# Actions said of one person in a summary: the longest first, so a brief misreading comes last.
+_ACTIONS_SAID = 4
+# Postures are said by `body` already.
+_POSTURES = {"standing", "sitting", "lying", "bending"}
+
+
+def _act_words(act) -> str:
+    other = f" #{act.other_id}" if act.other_id is not None else ""
+    return f"{act.action}{other}"
+
+
+def doing(acts: Sequence) -> str:
+    """What one person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding #4
+    2.0-3.4 s' (`actions.Action`s); '' when nothing was read."""
+    kept = sorted((a for a in acts if a.action not in _POSTURES),
+                  key=lambda a: a.t_start - a.t_end)[:_ACTIONS_SAID]
+    if not kept:
+        return ""
+    return "does: " + ", ".join(f"{_act_words(a)} {a.t_start:.1f}-{a.t_end:.1f} s"
+                                for a in sorted(kept, key=lambda a: a.t_start))
+
+
+def actions_in(action: str) -> list[str]:
+    """The actions an instance's action column says it does ('... does: walking 0.0-6.2 s,
+    holding #4 2.0-3.4 s' -> ['walking', 'holding'])."""
+    _, _, said = action.partition("does: ")
+    return [part.rsplit(" ", 2)[0].split(" #")[0] for part in said.split(", ") if part]
+
+
+def doing_between(acts: Sequence, t0: float, t1: float) -> dict[int, str]:
+    """{person: 'walking, holding #4'}: the actions under way in [t0, t1)."""
+    during = defaultdict(list)
+    for a in acts:
+        if a.action not in _POSTURES and a.t_start < t1 and a.t_end >= t0:
+            words = _act_words(a)
+            if words not in during[a.instance_id]:
+                during[a.instance_id].append(words)
+    return {i: ", ".join(words) for i, words in during.items()}
+
+
 def _steady(values: list[str]) -> list[str]:
     """Values in time order with repeats merged; among 3 or more readings, a value read only
     once is taken as a misreading, and one that flips back and forth gives its usual value."""
@@ -165,16 +205,19 @@ def _plural(n: int, noun: str) -> str:
 
 
 def segment_description(visible: dict[int, tuple[str, list[TrackPoint]]], speech: str,
-                        text_on_screen: list[str], picture: str) -> str:
-    """One time step: who is visible, where, how they move; the picture (cut, camera, colours,
-    brightness, from backend/ingest/scenes.py); what is said and written."""
+                        text_on_screen: list[str], picture: str,
+                        doing: dict[int, str] | None = None) -> str:
+    """One time step: who is visible, where, how they move and what they do (`doing`, from
+    backend/ingest/actions.py); the picture (cut, camera, colours, brightness, from
+    backend/ingest/scenes.py); what is said and written."""
+    doing = doing or {}
     if visible:
         counts = Counter(category for category, _ in visible.values())
         parts = [", ".join(_plural(n, c) for c, n in sorted(counts.items())) + " visible"]
         for instance_id, (category, points) in sorted(visible.items()):
             place = where(points[len(points) // 2])
-            doing = ", ".join(filter(None, [motion(points), body(points)]))
-            parts.append(f"{category} #{instance_id} at {place}, {doing}")
+            how = ", ".join(filter(None, [motion(points), body(points), doing.get(instance_id)]))
+            parts.append(f"{category} #{instance_id} at {place}, {how}")
         sentence = "; ".join(parts) + "."
     else:
         sentence = "No tracked objects visible."

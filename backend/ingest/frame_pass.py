@@ -18,7 +18,8 @@ from PIL import Image
 from backend.config import Settings
 from backend.errors import CaptionError
 from backend.factory import CAPTION_HINT, ModelSet
-from backend.ingest import decode, objects
+from backend.ingest import decode, objects, picture_facts
+from backend.ingest.picture_facts import Measure
 from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import CROWD, ExitSplitter, Frame
 from models.errors import ModelError
@@ -51,6 +52,9 @@ class FrameEvidence:
     looks: list[FrameLook] = field(default_factory=list)
     cuts: list[float] = field(default_factory=list)
     decoded_frames: int | None = None  # where fewer frames decode than the container declares
+    tagger: str = "off"   # what tagged the whole picture, or why nothing did
+    tag_runs: list[tuple[float, list]] = field(default_factory=list)   # (t, [models.tagger.Tag])
+    measures: list[tuple[float, Measure]] = field(default_factory=list)  # whole-picture facts
 
 
 # Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
@@ -68,6 +72,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     analyser = models.scenes(meta.fps)
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
+    tagger = _tagger(models, settings, evidence)
+    last_tagged = None
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
@@ -136,13 +142,21 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 last_texts = texts
             next_ocr = t + ocr_gap
 
+        thumb = _grey_thumb(frame)
         if captioner is not None:
-            thumb = _grey_thumb(frame)
-            if _key_frame(t, thumb, last_key, settings):
+            if _key_frame(t, thumb, last_key, settings.caption_interval, settings.caption_change):
                 mark = time.perf_counter()
                 evidence.captions.append((t, _caption(captioner, frame, t)))
                 evidence.seconds["caption"] += time.perf_counter() - mark
                 last_key = (t, thumb)
+        # The whole picture: every few seconds and where the view changes (a cut, a new place).
+        if _key_frame(t, thumb, last_tagged, settings.tag_interval, settings.caption_change):
+            mark = time.perf_counter()
+            evidence.measures.append((t, picture_facts.measure(frame)))
+            if tagger is not None:
+                evidence.tag_runs.append((t, tagger.tags([frame])[0]))
+            evidence.seconds["tags"] += time.perf_counter() - mark
+            last_tagged = (t, thumb)
         progress("frames", n + 1, len(indices))
     if motion is not None and motion.camera_moving:
         # Background subtraction sees the whole frame move: its blobs are no objects.
@@ -200,15 +214,29 @@ def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]
     return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
 
 
+def _tagger(models: ModelSet, settings: Settings, evidence: FrameEvidence):
+    """The ImageNet tagger; None, with the reason recorded in `evidence.tagger`, when it is off
+    or could not be built (ingest goes on without tags)."""
+    if not settings.tags_enabled:
+        return None
+    try:
+        tagger = models.tagger
+    except ModelError as e:
+        log.warning("the whole picture is not tagged in this video: %s", e)
+        evidence.tagger = f"unavailable: {e}"
+        return None
+    evidence.tagger = tagger.name if tagger is not None else "off"
+    return tagger
+
+
 def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,
-               settings: Settings) -> bool:
-    """Caption this frame? The first one, one whose view differs enough from the frame captioned
-    last (a cut, or a camera that has moved on), and one every caption_interval seconds."""
+               interval: float, change: float) -> bool:
+    """Caption (or tag) this frame? The first one, one whose view differs enough from the
+    frame done last (a cut, or a camera that has moved on), and one every `interval` seconds."""
     if last is None:
         return True
     last_t, last_thumb = last
-    return (t - last_t >= settings.caption_interval - 1e-6
-            or _view_change(thumb, last_thumb) >= settings.caption_change)
+    return t - last_t >= interval - 1e-6 or _view_change(thumb, last_thumb) >= change
 
 
 def _view_change(a: np.ndarray, b: np.ndarray) -> float:

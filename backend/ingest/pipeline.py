@@ -25,7 +25,8 @@ from backend.config import Settings
 from backend.errors import DiskFullError, InputError
 from backend.factory import ModelSet, llm_for
 from backend import episodic
-from backend.ingest import animated, decode, frame_pass, objects, preview, scenes, tables
+from backend.ingest import (actions, animated, decode, frame_pass, objects, picture_facts,
+                            preview, scenes, tables)
 from backend.ingest.frame_pass import FrameEvidence, Progress
 from backend.ingest.tracks import clean_tracks, drop_cut_off, drop_doubles, fill_gaps, relabel
 from backend.library import VIDEO_EXTENSIONS, Library, content_hash, disk_full, video_id_for
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 # Stage names in order, with the words the app shows for them.
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
-          "tracks": "Cleaning tracks", "scenes": "Finding shots and camera motion",
+          "tracks": "Cleaning tracks", "actions": "Reading what people do", "scenes": "Finding shots and camera motion",
           "describe": "Writing the timeline", "graph": "Linking the knowledge graph",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 
@@ -133,6 +134,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             model_names["motion"] = evidence.motion
             model_names["objects"] = evidence.objects
             model_names["detector_imgsz"] = evidence.detector_imgsz
+            model_names["tagger"] = evidence.tagger
+            model_names["actions"] = actions.RULES
             model_names["picture"] = [round(x) for x in evidence.picture]
             model_names["categories"] = sorted({*model_names["categories"], *evidence.object_kinds,
                                                 *([MOVING] if evidence.motion_tracked else [])})
@@ -147,8 +150,10 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                                    (meta.width, meta.height))
                 frames = drop_cut_off(drop_doubles(frames), evidence.picture)
                 colours = tables.merge_colours(evidence.colours, mapping)
+            with stage("actions"):
+                acts = actions.perceive(frames, (meta.width, meta.height), evidence.looks)
             with stage("scenes"):
-                shots, segment_scenes = _scenes(evidence, meta, settings, progress)
+                shots, segment_scenes = _scenes(evidence, meta, settings, progress, frames)
             with stage("describe"):
                 db = sqlite_utils.Database(folder / "video.db")
                 try:
@@ -160,13 +165,17 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                         "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                         "models": json.dumps(model_names),
                     })
-                    tracks = tables.write_instances(db, frames, colours, meta)
+                    tracks = tables.write_instances(db, frames, colours, meta, acts)
+                    tables.write_actions(db, acts)
                     tables.write_speech(db, speech)
                     tables.write_ocr(db, evidence.ocr_runs)
                     db["shots"].insert_all(asdict(shot) for shot in shots)
+                    db["tags"].insert_all(picture_facts.tag_rows(evidence.tag_runs, shots,
+                                                                 meta.duration))
                     db["scenes"].insert_all(scene.row(i) for i, scene in enumerate(segment_scenes, start=1))
                     episodes = tables.write_timeline(db, tracks, speech, evidence, meta, settings,
-                                               model_names["captions"], (shots, segment_scenes))
+                                               model_names["captions"], (shots, segment_scenes),
+                                               acts)
                 finally:
                     db.close()
             with stage("graph"):
@@ -225,9 +234,12 @@ def _disk_full_named(path: Path, home: Path):
 
 
 def _scenes(evidence: FrameEvidence, meta: decode.VideoMeta, settings: Settings,
-            progress: Progress) -> tuple[list[scenes.Shot], list[scenes.Scene]]:
-    """Shots, and the picture of every fine step (the steps of the timeline, before merging)."""
-    shots = scenes.shots(evidence.cuts, meta.duration)
+            progress: Progress, frames: list) -> tuple[list[scenes.Shot], list[scenes.Scene]]:
+    """Shots with their whole-picture facts, and the picture of every fine step (the steps of
+    the timeline, before merging)."""
+    kinds_at = [(t, {d.category for d in detections}) for _, t, detections in frames]
+    shots = picture_facts.with_facts(scenes.shots(evidence.cuts, meta.duration),
+                                     evidence.measures, evidence.tag_runs, kinds_at)
     return shots, scenes.segment_scenes(evidence.looks, evidence.cuts, shots,
                                         tables.steps(meta.duration, settings.segment_seconds),
                                         lambda done, total: progress("scenes", done, total))

@@ -34,9 +34,15 @@ _MOTION_WORDS = {"still": "nothing else moves", "some": "some movement", "much":
 
 @dataclass(frozen=True)
 class Shot:
+    """A continuous take, with its whole-picture facts (backend/ingest/picture_facts.py)."""
+
     id: int
     t_start: float
     t_end: float
+    colour: str | None = None
+    footage: str | None = None
+    light: str | None = None
+    place: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import sqlite_utils
 from backend.config import Settings
 from backend import episodic
 from backend.ingest import decode, describe, scenes
+from backend.ingest.actions import Action
 from backend.ingest.frame_pass import FrameEvidence
 from backend.ingest.tracks import Frame
 from models.motion import CATEGORY as MOVING
@@ -34,8 +35,14 @@ def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int
 
 def write_instances(db: sqlite_utils.Database, frames: list[Frame],
                      colours: dict[int, tuple[np.ndarray, np.ndarray]],
-                     meta: decode.VideoMeta) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
-    """instances + detections tables; returns {id: (category, trajectory)} for descriptions."""
+                     meta: decode.VideoMeta, acts: list[Action] = ()
+                     ) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
+    """instances + detections tables; returns {id: (category, trajectory)} for descriptions.
+    A person's action column ends with what they do (`acts`), as DoraemonGPT's space table
+    keeps an action per instance."""
+    doing = defaultdict(list)
+    for act in acts:
+        doing[act.instance_id].append(act)
     tracks: dict[int, tuple[str, list[describe.TrackPoint]]] = {}
     rows, first_last = [], {}
     sizes: dict[int, list[tuple[float, float]]] = defaultdict(list)  # box (width, height) per track
@@ -62,7 +69,8 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
         area = float(np.median([w * h for w, h in boxes])) / (meta.width * meta.height)
         if category == "person":
             looks = describe.appearance(category, upper, lower)
-            action = ", ".join(filter(None, [describe.motion(points), describe.body(points)]))
+            action = ", ".join(filter(None, [describe.motion(points), describe.body(points),
+                                             describe.doing(doing.get(instance_id, []))]))
         else:
             if category == MOVING:  # no class to name: say what was measured
                 aspect = float(np.median([w / max(h, 1.0) for w, h in boxes]))
@@ -79,6 +87,10 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
     db["instances"].insert_all(instance_rows)
     db["detections"].insert_all(rows, batch_size=2000)
     return tracks
+
+
+def write_actions(db: sqlite_utils.Database, acts: list[Action]) -> None:
+    db["actions"].insert_all((act.row(i) for i, act in enumerate(acts, start=1)), batch_size=2000)
 
 
 def write_speech(db: sqlite_utils.Database, speech: list[SpeechSegment]) -> None:
@@ -130,7 +142,8 @@ def _during(start: float, end: float, t0: float, t1: float) -> bool:
 def write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[describe.TrackPoint]]],
                     speech: list[SpeechSegment], evidence: FrameEvidence, meta: decode.VideoMeta,
                     settings: Settings, source: str,
-                    shots_and_scenes: tuple[list[scenes.Shot], list[scenes.Scene]]) -> list[episodic.Episode]:
+                    shots_and_scenes: tuple[list[scenes.Shot], list[scenes.Scene]],
+                    acts: list[Action] = ()) -> list[episodic.Episode]:
     """timeline table (fine steps; equal consecutive steps merged) and all episodic segments."""
     step = settings.segment_seconds
     shots, segment_scenes = shots_and_scenes
@@ -142,7 +155,8 @@ def write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[
         words = _words_between(speech, t0, t1)
         texts = _text_on_screen(evidence.ocr_runs, t1)
         picture = scenes.picture(scene)
-        text = describe.segment_description(visible, words, texts, picture)
+        text = describe.segment_description(visible, words, texts, picture,
+                                            describe.doing_between(acts, t0, t1))
         if caption := _latest_caption(evidence.captions, t1):
             text = f"{caption} {text}"
         row = {"t_start": round(t0, 3), "t_end": round(t1, 3), "description": text,

@@ -1,0 +1,129 @@
+"""What happens: the typed query behind "what is the woman doing", "what activity is shown" and
+"what animal appears" when the answer is no COCO kind.
+
+It reads the `actions` table (what tracked people do, from keypoints and objects at hand), the
+`tags` table (what an ImageNet classifier sees in the whole picture) and the whole-picture facts
+of the shots (colour or black and white, camera or animation, light, indoors or outdoors), over
+the interval asked about. The statement lists who did what and when with the evidence; `typed`
+holds every term with how strongly the video shows it, so that code scores each option through
+the WordNet lexicon (`option_match`), and the model only chooses among what code cannot tell
+apart.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from backend.agent.timephrases import Span
+from backend.agent.video_tables import Result, Target, VideoTables
+from backend.errors import QueryError
+
+# A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
+TAG_FLOOR = 0.1
+_LISTED = 12
+_POSTURES = ("standing", "sitting", "lying", "bending")
+
+
+def has(tables: VideoTables, table: str, column: str = "id") -> bool:
+    """Whether the video has the table (and column): videos ingested before actions, tags and
+    the shots' picture facts have none of them."""
+    try:
+        tables.rows(f"SELECT {column} FROM {table} LIMIT 1")
+        return True
+    except QueryError:
+        return False
+
+
+def _overlap(span: Span | None) -> str:
+    return "" if span is None else f" AND t_end >= {span.start} AND t_start <= {span.end}"
+
+
+def activity(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    if not has(tables, "actions"):
+        return Result("What people do was not read when this video was ingested (an older "
+                      "version); delete it and ingest it again.", support="unobserved")
+    length = (span.end - span.start) if span is not None else tables.duration
+    length = max(length, 1e-3)
+    who = ""
+    if target.instance is not None:
+        who = f" AND a.instance_id = {target.instance}"
+    sql = ("SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, a.evidence, "
+           "a.other_id, o.category AS other FROM actions a LEFT JOIN instances o "
+           f"ON o.id = a.other_id WHERE 1 = 1{who}{_overlap(span).replace('t_', 'a.t_')} "
+           "ORDER BY a.t_start LIMIT 400")
+    rows = tables.rows(sql)
+    tags = tables.rows(f"SELECT tag, wnid, MAX(score) AS score, MIN(t_start) AS t0, "
+                       f"MAX(t_end) AS t1, SUM(t_end - t_start) AS seconds FROM tags "
+                       f"WHERE score >= {TAG_FLOOR}{_overlap(span)} GROUP BY tag "
+                       f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
+    facts = picture_facts(tables, span)
+    strength: dict[str, float] = defaultdict(float)
+    covered: dict[str, float] = defaultdict(float)
+    for r in rows:
+        term = r["action"] + (f" {r['other']}" if r["other"] and r["action"] not in
+                              ("facing each other", "hands joined", "hugging", "fighting",
+                               "passing a ball") else "")
+        seconds = max(r["t_end"] - r["t_start"], 0.2)
+        for t in {r["action"], term}:
+            covered[t] += seconds * r["score"]
+        if r["other"]:
+            covered[r["other"]] += seconds * r["score"]
+    for term, seconds in covered.items():
+        # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
+        strength[term] = round(min(1.0, 0.3 + seconds / length * 7), 3)
+    tag_wnids = {}
+    for t in tags:
+        strength[t["tag"]] = max(strength[t["tag"]], round(min(1.0, t["score"] * 2), 3))
+        tag_wnids[t["tag"]] = t["wnid"]
+    for fact in facts:
+        strength[fact] = 1.0
+    text = _statement(rows, tags, facts, target, span)
+    actions_used = sorted({r["action"] for r in rows})
+    support = "computed" if rows or tags else "read"
+    return Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
+                  times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
+                  instance_ids=sorted({r["instance_id"] for r in rows}),
+                  conditions="; ".join(actions_used),
+                  typed={"activities": dict(strength), "wnids": tag_wnids})
+
+
+def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:
+    """The whole-picture facts of the shots in the interval that hold for most of it."""
+    if not has(tables, "shots", "colour"):
+        return []
+    shots = tables.rows(f"SELECT t_start, t_end, colour, footage, light, place FROM shots "
+                        f"WHERE 1 = 1{_overlap(span)}")
+    total = sum(s["t_end"] - s["t_start"] for s in shots) or 1.0
+    facts = []
+    for column in ("colour", "footage", "light", "place"):
+        share: dict[str, float] = defaultdict(float)
+        for s in shots:
+            if s[column]:
+                share[s[column]] += s["t_end"] - s["t_start"]
+        if share and max(share.values()) / total >= 0.5:
+            facts.append(max(share, key=share.get))
+    return facts
+
+
+def _statement(rows: list[dict], tags: list[dict], facts: list[str], target: Target,
+               span: Span | None) -> str:
+    where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
+    by_person: dict[int, list[str]] = defaultdict(list)
+    for r in rows:
+        if r["action"] in _POSTURES and len(rows) > _LISTED:
+            continue
+        other = f" {r['other']} #{r['other_id']}" if r["other_id"] is not None else ""
+        by_person[r["instance_id"]].append(
+            f"{r['action']}{other} {r['t_start']:.1f}-{r['t_end']:.1f} s ({r['evidence']})")
+    if by_person:
+        people = "; ".join(f"#{pid}: " + ", ".join(done[:6]) + (" ..." if len(done) > 6 else "")
+                           for pid, done in list(by_person.items())[:_LISTED])
+        text = f"What people do{where} (read from body keypoints and the objects at hand): {people}."
+    else:
+        text = f"No action of a tracked person was read{where}."
+    if tags:
+        text += " The whole picture shows (ImageNet classifier, probability): " + ", ".join(
+            f"{t['tag']} {t['score']:.2f} ({t['t0']:.0f}-{t['t1']:.0f} s)" for t in tags) + "."
+    if facts:
+        text += f" Picture: {', '.join(facts)}."
+    return text

@@ -1,0 +1,178 @@
+"""`bench actions`: the actions, tags and picture facts ingest reads, against human captions.
+
+Truth nobody here wrote: the five human captions of each of the first 128 COCO val2017 images
+(`captions.json`). An action is true of an image where at least one caption says it ("a man
+riding a horse", "two women sitting on a bench"); a tag where a caption names it or a kind of it
+(through WordNet: a caption's "bird" is true of the tag "cockatoo", never the reverse); indoors or
+outdoors where a caption names a place that is one or the other ("kitchen", "street").
+
+Every image runs through ingest's own models as one frame of a video: the person detector with
+its keypoints, the object detector, the tagger and the picture facts, then
+`actions.perceive`, so what is measured is what a video gets. Captions leave things out (a man
+standing with a surfboard is "a man with a surfboard"), so precision here is a lower bound: a
+stated action no caption mentions counts as wrong.
+
+Images are split by name into two halves: rules were tuned on the first only (`tune`), and the
+second (`report`) is what the README quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from backend.ingest import actions, objects, picture_facts
+
+# Caption words that state an action. An action no caption can be expected to say (turning
+# round, an event of a moment) has no row: a still image cannot show it.
+CAPTION_WORDS = {
+    "standing": r"\b(?:stand|stands|standing|stood)\b",
+    "sitting": r"\b(?:sit|sits|sitting|sat|seated)\b",
+    "lying": r"\b(?:lying|lies|lay|lays|laying)\b",
+    "bending": r"\b(?:bend|bends|bending|bent|leaning|leans)\b",
+    "walking": r"\b(?:walk|walks|walking|walked)\b",
+    "running": r"\b(?:run|runs|running|ran|jogging|jogs)\b",
+    "jumping": r"\b(?:jump|jumps|jumping|leaps?|leaping)\b",
+    "raising arms": r"\b(?:raise[sd]?|raising|arms? up|hands? up|reach(?:es|ing)? up)\b",
+    "holding": r"\b(?:hold|holds|holding|held|holds up)\b",
+    "carrying": r"\b(?:carry|carries|carrying|carried)\b",
+    "riding": r"\b(?:ride|rides|riding|rode|rider|riders)\b",
+    "drinking": r"\b(?:drink|drinks|drinking|sip|sips|sipping)\b",
+    "eating": r"\b(?:eat|eats|eating|ate|bites?|biting)\b",
+    "using a phone": r"\b(?:on (?:a|the|his|her) (?:cell )?phone|talking on|texting|(?:cell ?)?phone)\b",
+    "swinging": r"\b(?:swing|swings|swinging|swung)\b",
+    "throwing": r"\b(?:throw|throws|throwing|threw|toss|tosses|tossing)\b",
+    "hugging": r"\b(?:hug|hugs|hugging|embrac\w+)\b",
+    "hands joined": r"\b(?:holding hands|hand in hand|shak\w+ hands)\b",
+    "facing each other": r"\b(?:facing each other|face each other|talking to each other|"
+                         r"looking at each other)\b",
+}
+INDOORS = r"\b(?:kitchen|bedroom|bathroom|living room|room|office|restaurant|hotel|indoors?|" \
+          r"inside|counter|toilet|sink|bed|couch|sofa|desk|table|shelf|shelves|store|shop|" \
+          r"library|classroom|hallway|lobby|refrigerator|fridge|oven)\b"
+OUTDOORS = r"\b(?:street|road|field|beach|ocean|sea|lake|river|park|sky|outdoors?|outside|" \
+           r"grass|grassy|snow|mountain|hill|sidewalk|yard|forest|woods|zoo|runway|airport|" \
+           r"parking|highway|intersection|city|town|waves?|surf|pasture|farm|dirt)\b"
+
+
+def halves(names: list[str]) -> dict[str, str]:
+    ordered = sorted(names)
+    return {name: "tune" if k < len(ordered) / 2 else "report" for k, name in enumerate(ordered)}
+
+
+# A caption's action counts for people only where it speaks of one ("a cat sitting on a
+# couch" says nothing of what people do).
+PERSON = r"\b(?:man|men|woman|women|person|people|persons|boy|girl|child|children|kids?|guy|" \
+         r"lady|ladies|player|skier|surfer|skateboarder|snowboarder|rider|biker|cyclist|" \
+         r"someone|couple|family|crowd|baby|toddler|teen|teenager|adult|he|she|they|" \
+         r"chef|cook|batter|pitcher|catcher|officer|student|worker|tourist)s?\b"
+
+
+def truth_of(captions: list[str]) -> tuple[set[str], str | None]:
+    """(actions some caption about people states, 'indoors'/'outdoors'/None by the places
+    captions name)."""
+    text = " ".join(captions).lower()
+    about_people = " ".join(c for c in captions if re.search(PERSON, c.lower())).lower()
+    stated = {a for a, pattern in CAPTION_WORDS.items() if re.search(pattern, about_people)}
+    inside = len(re.findall(INDOORS, text))
+    outside = len(re.findall(OUTDOORS, text))
+    place = "indoors" if inside > outside else "outdoors" if outside > inside else None
+    return stated, place
+
+
+def _tag_true(tag, captions: list[str]) -> bool:
+    from models import lexicon
+
+    words = set(re.findall(r"[a-z]+(?: [a-z]+)?", " ".join(captions).lower()))
+    names = lexicon.lemma_words(tag.wnid) | lexicon.broader_words(tag.wnid)
+    return bool(words & names) or any(lexicon.phrase_link(c, tag.label) > 0 for c in captions)
+
+
+def perceive_image(image: np.ndarray, models) -> tuple[list[actions.Action], list, dict]:
+    """The image as one frame of a video: people with keypoints, objects, actions, tags and the
+    picture's facts."""
+    models.tracker.reset()
+    people = models.tracker.track(image)
+    things = []
+    if models.objects is not None:
+        models.objects.reset()
+        things = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+                  for d in models.objects.track(image)]
+    detections = people + things
+    found = actions.perceive([(0, 0.0, detections)], (image.shape[1], image.shape[0]))
+    tagger = getattr(models, "tagger", None)  # TEMP
+    tags = tagger.tags([image])[0] if tagger is not None else []
+    facts = picture_facts.shot_facts([picture_facts.measure(image)], tags,
+                                     {d.category for d in detections})
+    return found, tags, facts
+
+
+def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None) -> dict:
+    folder = root / "coco_val2017_first128"
+    captions = json.loads((folder / "captions.json").read_text())
+    names = sorted(captions)[:limit] if limit else sorted(captions)
+    half = halves(list(captions))
+    tally = {h: {"actions": defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0}),
+                 "tags": defaultdict(lambda: {"right": 0, "of": 0}),
+                 "places": defaultdict(lambda: {"right": 0, "of": 0, "true": 0})}
+             for h in ("tune", "report")}
+    for n, name in enumerate(names, start=1):
+        image = np.asarray(Image.open(folder / "images" / name).convert("RGB"))
+        found, tags, facts = perceive_image(image, models)
+        stated, place = truth_of(captions[name])
+        said = {a.action for a in found}
+        t = tally[half[name]]
+        for action in CAPTION_WORDS:
+            row = t["actions"][action]
+            row["predicted"] += action in said
+            row["true"] += action in stated
+            row["tp"] += action in said and action in stated
+        if tags:
+            top = tags[0]
+            cell = t["tags"][top.label]
+            cell["of"] += 1
+            cell["right"] += _tag_true(top, captions[name])
+        for fact in ("indoors", "outdoors"):
+            cell = t["places"][fact]
+            cell["true"] += place == fact
+            if facts.get("place") == fact:
+                cell["of"] += 1
+                cell["right"] += place == fact
+        progress(f"{n}/{len(names)} {name}: said {sorted(said)}, captions {sorted(stated)}, "
+                 f"tag {tags[0].label if tags else '-'}, place {facts.get('place')} / {place}")
+    return {"source": "COCO val2017 first 128, five human captions each",
+            "images": len(names), "tagger": getattr(getattr(models, "tagger", None), "name", "off"),
+            "halves": {h: _figures(t) for h, t in tally.items()}}
+
+
+def _figures(t: dict) -> dict:
+    rows = {}
+    for action, c in t["actions"].items():
+        rows[action] = {**c, "precision": round(c["tp"] / c["predicted"], 3) if c["predicted"] else None,
+                        "recall": round(c["tp"] / c["true"], 3) if c["true"] else None}
+    tags = {label: c for label, c in t["tags"].items()}
+    right = sum(c["right"] for c in tags.values())
+    of = sum(c["of"] for c in tags.values())
+    return {"actions": rows,
+            "tags": {"top1_right": right, "top1_of": of, "by_tag": tags},
+            "places": {p: {**c, "precision": round(c["right"] / c["of"], 3) if c["of"] else None,
+                           "recall": round(c["right"] / c["true"], 3) if c["true"] else None}
+                       for p, c in t["places"].items()}}
+
+
+def precision_table(payload: dict) -> dict:
+    """The confidence contract's table: per action, right of stated, on both halves (captions
+    miss what they do not mention, so this errs low)."""
+    table: dict[str, dict] = {}
+    for figures in payload["halves"].values():
+        for action, c in figures["actions"].items():
+            cell = table.setdefault(action, {"right": 0, "of": 0})
+            cell["right"] += c["tp"]
+            cell["of"] += c["predicted"]
+    return {"source": payload["source"], "actions": table}

@@ -1,0 +1,133 @@
+"""What people do, read by ingest's own models on real footage and real photographs: a test per
+family of actions (the body alone, with objects, between people, events of a moment)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from backend.evaluation.actions_bench import perceive_image, truth_of
+from backend.factory import ModelSet
+from backend.ingest import actions
+from tests.conftest import SHARED, settings_for
+from models import pose as kp
+from models.types import Detection, Pose
+
+COCO = SHARED / "images" / "objects-truth" / "coco_val2017_first128" / "images"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> ModelSet:
+    return ModelSet(settings_for(tmp_path_factory.mktemp("actions")))
+
+
+def read(models: ModelSet, name: str) -> dict[str, list[actions.Action]]:
+    image = np.asarray(Image.open(COCO / name).convert("RGB"))
+    found, _, _ = perceive_image(image, models)
+    by_action: dict[str, list[actions.Action]] = {}
+    for act in found:
+        by_action.setdefault(act.action, []).append(act)
+    return by_action
+
+
+def test_people_walking_across_a_square_are_walking(ingested, library_settings):
+    """TUD-Campus: people walk left to right past the camera; nobody runs, sits or falls."""
+    db = library_settings.home / "videos" / ingested("mot15_TUD-Campus.mp4").video_id / "video.db"
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT instance_id, action FROM actions").fetchall()
+        described = conn.execute("SELECT action FROM instances WHERE category = 'person'").fetchall()
+    assert len({who for who, action in rows if action == "walking"}) >= 4
+    assert not {action for _, action in rows} & {"running", "sitting", "lying", "falling"}
+    assert sum("does: walking" in r[0] for r in described) >= 4
+
+
+@pytest.mark.parametrize("image, action, other", [
+    ("000000005060.jpg", "sitting", None),              # a man seated, phone in hand
+    ("000000003553.jpg", "riding", "skateboard"),       # a person on a skateboard
+    ("000000001296.jpg", "using a phone", "cell phone"),  # a woman holding a phone to her face
+    ("000000005586.jpg", "holding", "tennis racket"),   # a tennis player with a racket
+])
+def test_a_photograph_shows_what_its_captions_say_the_person_does(models, image, action, other):
+    import json
+
+    captions = json.loads((COCO.parent / "captions.json").read_text())[image]
+    said = read(models, image)
+    assert action in said, said
+    if action != "holding":  # captions say "with a racket"
+        assert action in truth_of(captions)[0]
+    if other:
+        assert said[action][0].other_id is not None
+
+
+def _person(image: str, models: ModelSet) -> Detection:
+    frame = np.asarray(Image.open(COCO / image).convert("RGB"))
+    models.tracker.reset()
+    return max((d for d in models.tracker.track(frame) if d.pose is not None),
+               key=lambda d: (d.box[3] - d.box[1]))
+
+
+def _rotated(d: Detection, t_index: int) -> Detection:
+    """The same person's keypoints and box turned a quarter round the feet: lying on the ground."""
+    pts = np.array(d.pose.keypoints, dtype=np.float32)
+    x1, y1, x2, y2 = d.box
+    foot = np.array([(x1 + x2) / 2, y2])
+    turned = pts.copy()
+    turned[:, 0] = foot[0] + (foot[1] - pts[:, 1])
+    turned[:, 1] = foot[1] - (pts[:, 0] - foot[0]) * 0.2
+    height = y2 - y1
+    pose = kp.classify(turned)
+    return replace(d, box=(foot[0], y2 - (x2 - x1), foot[0] + height, y2), pose=pose)
+
+
+def test_a_person_standing_then_lying_within_two_seconds_falls(models):
+    """Events of a moment, on a real person's keypoints (a standing tennis player), turned to
+    the ground as a fall does; standing still and lying still stay what they are."""
+    person = _person("000000005586.jpg", models)
+    assert person.pose.posture == "standing"
+    frames = [(k, k * 0.2, [person]) for k in range(5)] + \
+             [(k, k * 0.2, [_rotated(person, k)]) for k in range(5, 10)]
+    found = {a.action for a in actions.perceive(frames, (640, 480))}
+    assert "falling" in found and "lying" in found
+    steady = {a.action for a in actions.perceive([(k, k * 0.2, [person]) for k in range(10)],
+                                                 (640, 480))}
+    assert "falling" not in steady and "standing" in steady
+
+
+def test_two_people_in_profile_looking_at_each_other_face_each_other(models):
+    """Between people, on a real person's keypoints: the same profile mirrored and set opposite
+    faces it; set beside it unmirrored, both look the same way and face nobody."""
+    person = _person("000000005586.jpg", models)
+    pts = np.array(person.pose.keypoints, dtype=np.float32)
+    x1, y1, x2, y2 = person.box
+    # Make a profile: nose well to the right of the shoulders, as a face seen from the side.
+    shoulders = (pts[kp.L_SHOULDER, 0] + pts[kp.R_SHOULDER, 0]) / 2
+    pts[:, 0] = shoulders + (pts[:, 0] - shoulders) * 0.2
+    pts[kp.NOSE, 0] = shoulders + 0.5 * (y2 - y1) / 3
+    right_looking = replace(person, pose=Pose("standing", False, "side", pts))
+    mirrored = pts.copy()
+    mirrored[:, 0] = 2 * shoulders - pts[:, 0] + (x2 - x1) * 1.5
+    box = (x1 + (x2 - x1) * 1.5, y1, x2 + (x2 - x1) * 1.5, y2)
+    left_looking = replace(person, track_id=person.track_id + 1, box=box,
+                           pose=Pose("standing", False, "side", mirrored))
+    frames = [(k, k * 0.2, [right_looking, left_looking]) for k in range(4)]
+    facing = [a for a in actions.perceive(frames, (1280, 720)) if a.action == "facing each other"]
+    assert {a.instance_id for a in facing} == {person.track_id, person.track_id + 1}
+    same_way = replace(left_looking, pose=Pose("standing", False, "side",
+                                               pts + np.array([(x2 - x1) * 1.5, 0, 0])))
+    frames = [(k, k * 0.2, [right_looking, same_way]) for k in range(4)]
+    assert not [a for a in actions.perceive(frames, (1280, 720)) if a.action == "facing each other"]
+
+
+def test_a_person_turning_from_the_camera_to_away_turns_round(models):
+    person = _person("000000005586.jpg", models)
+    toward = replace(person, pose=replace(person.pose, facing="camera"))
+    away = replace(person, pose=replace(person.pose, facing="away"))
+    frames = [(k, k * 0.2, [toward]) for k in range(4)] + [(k, k * 0.2, [away]) for k in range(4, 8)]
+    turns = [a for a in actions.perceive(frames, (640, 480)) if a.action == "turning round"]
+    assert len(turns) == 1 and 0.6 <= turns[0].t_start <= 1.0
+    flicker = [(k, k * 0.2, [toward if k != 4 else away]) for k in range(8)]
+    assert not [a for a in actions.perceive(flicker, (640, 480)) if a.action == "turning round"]
