@@ -90,9 +90,9 @@ def _print_sql(payload: dict) -> None:
 
 def _setup(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
-    detectors for their runtime, so the first ingest is quick. Without the object detector the
-    rest still works: setup says exactly what failed, and ingest tracks people and moving things
-    only."""
+    detectors for their runtime and the frame tagger to ONNX, so the first ingest is quick.
+    Without the object detector or the tagger the rest still works: setup says exactly what
+    failed, and ingest tracks people and moving things only, or records no tags."""
     from backend.factory import ModelSet
     from models import coco, weights, wheel_weights
     from models.tracker import Tracker
@@ -127,6 +127,13 @@ def _setup(args, settings) -> dict:
         except weights.WeightsError as e:
             log.warning("the crowd detector is not ready: %s", e)
             prepared["crowd detector"] = f"not ready, crowds are tracked with the person detector: {e}"
+    if settings.tags_enabled:
+        try:
+            tagger = ModelSet(settings).tagger
+            prepared[f"tagger ({tagger.name})"] = tagger.path
+        except weights.WeightsError as e:
+            log.warning("the frame tagger is not ready: %s", e)
+            prepared["tagger"] = f"not ready, frames get no tags: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
