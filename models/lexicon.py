@@ -15,6 +15,7 @@ offsets WordNet addresses synsets by, so the data files are read into memory wit
 from __future__ import annotations
 
 import io
+import threading
 import warnings
 from functools import lru_cache
 from importlib import util
@@ -43,11 +44,19 @@ def _wordnet():
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
+    lock = threading.RLock()
+
     class Reader(WordNetCorpusReader):
         def map_wn(self, version="wordnet"):
             # This is WordNet 3.0, the version NLTK maps from: no mapping, and no search for
             # NLTK's own (downloaded) copy.
             return None
+
+        def synset_from_pos_and_offset(self, pos, offset):
+            # A seek then a read on one shared file object: one thread at a time (the app
+            # answers several questions at once).
+            with lock:
+                return super().synset_from_pos_and_offset(pos, offset)
 
         def _data_file(self, pos):
             pos = "a" if pos == "s" else pos
