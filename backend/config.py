@@ -50,7 +50,7 @@ _POSITIVE = {"MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
              "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL",
-             "MEMORYREEL_RAY_CPUS"}
+             "MEMORYREEL_RAY_CPUS", "MEMORYREEL_TAG_INTERVAL"}
 _NON_NEGATIVE = {"MEMORYREEL_FILL_GAP_SECONDS", "MEMORYREEL_MIN_TRACK_SECONDS",
                  "MEMORYREEL_CHAT_TURNS"}
 # Values with a bounded meaning, (lowest, highest) both allowed: a port, a confidence or a
@@ -90,6 +90,7 @@ AgentKind = Literal["grounded", "sql"]
 CaptionerKind = Literal["evidence", "openai", "llama", "transformers"]
 LLMSize = Literal["1.5b", "0.5b"]
 TrackerKind = Literal["ocsort", "bytetrack"]  # models/tracker.py ASSOCIATIONS
+TaggerKind = Literal["lite0", "lite2"]  # models/tagger.py VARIANTS
 AGENTS = get_args(AgentKind)
 
 
@@ -200,6 +201,18 @@ class Settings:
     objects_imgsz: int = _setting(
         "MEMORYREEL_OBJECTS_IMGSZ", 640, int,
         "Input size in pixels (the frame's longer side) of the YOLO object detector.")
+    tags_enabled: bool = _setting(
+        "MEMORYREEL_TAGS", True, bool,
+        "Tag sampled frames with ImageNet-1k classes (barbell, catamaran, refrigerator ...), "
+        "a thousand kinds beyond the detector's 80; without it frames get no tags.")
+    tagger: TaggerKind = _setting(
+        "MEMORYREEL_TAGGER", "lite0", str,
+        "The frame tagger: lite0 (EfficientNet-Lite0) or lite2 (EfficientNet-Lite2), from "
+        "pinned PyPI wheels, exported to ONNX once by `setup`; lite0, chosen by `bench tags`, "
+        "agreed with more captions in half the time (docs/PERCEPTION.md).")
+    tag_interval: float = _setting(
+        "MEMORYREEL_TAG_INTERVAL", 3.0, float,
+        "Seconds between tagged frames within a shot.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

@@ -26,7 +26,7 @@ from backend.config import Settings
 from backend.errors import CaptionError
 from models.llm import LLMError, LLMUnavailable, OpenAIChat
 from models.weights import WeightsError
-from models.protocols import (Captioner, ChatModel, Embedder, KindsTracker,
+from models.protocols import (Captioner, ChatModel, Embedder, FrameTagger, KindsTracker,
                               MovingObjectTracker, ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,15 @@ class ModelSet:
                         s.detector_runtime, s.ingest_threads or None)
 
     @property
+    def tagger(self) -> FrameTagger | None:
+        """The ImageNet frame tagger, None when tags are off; WeightsError when its weights
+        cannot be had or its export loaded."""
+        s = self.settings
+        if not s.tags_enabled:
+            return None
+        return _tagger(str(s.cache_dir), s.tagger, s.ingest_threads or 1)
+
+    @property
     def speech(self) -> SpeechModel:
         return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device,
                        self.settings.ingest_threads or None)
@@ -208,6 +217,13 @@ def _objects(cache_dir: str, weights: str, imgsz: int, device: str, runtime: str
         raise
     except Exception as e:  # noqa: BLE001 - a missing file, an unreachable hub, no COCO kinds
         raise WeightsError(f"MEMORYREEL_OBJECTS_WEIGHTS={choice} could not be loaded: {e}") from e
+
+
+@lru_cache(maxsize=1)
+def _tagger(cache_dir: str, variant: str, threads: int) -> FrameTagger:
+    # One thread unless ingest is given more: a frame every few seconds takes ~10 ms.
+    from models.tagger import ImageTagger
+    return ImageTagger(Path(cache_dir), variant, threads)
 
 
 @lru_cache(maxsize=1)

@@ -24,8 +24,13 @@ def stopwords() -> frozenset[str]:
     return frozenset(corpus.words("english"))
 
 
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens, stopwords kept, in order."""
+    # wordpunct_tokenize is a regex tokenizer: no punkt model to download.
+    return [t for t in wordpunct_tokenize(text.lower()) if t.isalnum()]
+
+
 def keywords(text: str) -> list[str]:
     """Lower-cased word tokens that are not stopwords, in order, repeats kept."""
     stop = stopwords()
-    # wordpunct_tokenize is a regex tokenizer: no punkt model to download.
-    return [t for t in wordpunct_tokenize(text.lower()) if t.isalnum() and t not in stop]
+    return [t for t in words(text) if t not in stop]

@@ -16,9 +16,9 @@ import numpy as np
 from models.captioner import Captioner
 from models.llm import ChatModel
 from models.pose import Box
-from models.types import Detection, FrameLook, Pose, SpeechSegment, TextItem
+from models.types import Detection, FrameLook, Pose, SpeechSegment, Tag, TextItem
 
-__all__ = ["Captioner", "ChatModel", "Embedder", "KindsTracker", "MovingObjectTracker", "ObjectTracker",
+__all__ = ["Captioner", "ChatModel", "Embedder", "FrameTagger", "KindsTracker", "MovingObjectTracker", "ObjectTracker",
            "PoseModel", "SceneModel", "SpeechModel", "TextModel"]
 
 
@@ -98,6 +98,15 @@ class TextModel(Protocol):
     name: str
 
     def read(self, frame_rgb: np.ndarray) -> list[TextItem]: ...
+
+
+class FrameTagger(Protocol):
+    """Names what whole frames show with ImageNet-1k classes."""
+
+    name: str
+
+    def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
+        """One list per frame (HxWx3 uint8 RGB, any size), best first."""
 
 
 class Embedder(Protocol):

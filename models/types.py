@@ -67,3 +67,12 @@ class FrameLook:
     changed: float | None
     luma: float
     colours: tuple[tuple[tuple[int, int, int], float], ...]
+
+
+@dataclass(frozen=True)
+class Tag:
+    """One ImageNet-1k class a frame shows, as a whole-frame classifier names it."""
+
+    label: str   # the class's first common name: "sulphur-crested cockatoo"
+    wnid: str    # its WordNet 3.0 noun synset: "n01819313"
+    score: float  # softmax probability

@@ -10,7 +10,7 @@ import pytest
 
 from backend import config
 from backend.errors import SettingsError
-from models import tracker, weights
+from models import tagger, tracker, weights
 from tests.conftest import REPO
 
 
@@ -45,10 +45,12 @@ def test_enumerated_settings_are_the_ones_with_fixed_values():
         "detector_runtime": ("auto", "onnx", "torch"),
         "llm_size": ("1.5b", "0.5b"),
         "tracker": ("ocsort", "bytetrack"),
+        "tagger": ("lite0", "lite2"),
     }
     # The embedded LLM's sizes are the ones whose weights ship, the trackers the ones configured.
     assert set(config.choices()["llm_size"]) == set(weights.QWEN_GGUF)
     assert set(config.choices()["tracker"]) == set(tracker.ASSOCIATIONS)
+    assert set(config.choices()["tagger"]) == set(tagger.VARIANTS)
     defaults = {name: getattr(config.Settings(), name) for name in config.choices()}
     assert all(defaults[name] in allowed for name, allowed in config.choices().items())
 

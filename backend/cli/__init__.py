@@ -23,10 +23,10 @@ from tqdm import tqdm
 from backend import config
 from backend.cli.bench import (SHARED, bench_actions, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
-                                bench_tracking, print_actions_bench, print_agent_bench,
-                                print_detectors_bench,
-                                print_ingest_bench, print_json, print_measurements,
-                                print_memory_bench, print_objects_bench, print_retrieval_bench,
+                                bench_tags, bench_tracking, print_actions_bench,
+                                print_agent_bench, print_detectors_bench, print_ingest_bench,
+                                print_json, print_measurements, print_memory_bench,
+                                print_objects_bench, print_retrieval_bench, print_tags_bench,
                                 print_tracking_bench)
 from backend.cli.ask import SOLUTIONS_HELP, solutions
 from backend.cli.ask import add_parser as add_ask_parser
@@ -91,9 +91,9 @@ def _print_sql(payload: dict) -> None:
 
 def _setup(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
-    detectors for their runtime, so the first ingest is quick. Without the object detector the
-    rest still works: setup says exactly what failed, and ingest tracks people and moving things
-    only."""
+    detectors for their runtime and the frame tagger to ONNX, so the first ingest is quick.
+    Without the object detector or the tagger the rest still works: setup says exactly what
+    failed, and ingest tracks people and moving things only, or records no tags."""
     from backend.factory import ModelSet
     from models import coco, weights, wheel_weights
     from models.tracker import Tracker
@@ -128,6 +128,13 @@ def _setup(args, settings) -> dict:
         except weights.WeightsError as e:
             log.warning("the crowd detector is not ready: %s", e)
             prepared["crowd detector"] = f"not ready, crowds are tracked with the person detector: {e}"
+    if settings.tags_enabled:
+        try:
+            tagger = ModelSet(settings).tagger
+            prepared[f"tagger ({tagger.name})"] = tagger.path
+        except weights.WeightsError as e:
+            log.warning("the frame tagger is not ready: %s", e)
+            prepared["tagger"] = f"not ready, frames get no tags: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
@@ -423,6 +430,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the measured precision per action to "
                         "backend/agent/action_precision.json (the confidence contract)")
     b.set_defaults(run=bench_actions, render=print_actions_bench)
+    b = bench_sub.add_parser("tags", parents=[common],
+                             help="ImageNet taggers timed on one thread and checked against the "
+                                  "human captions of COCO images, side by side")
+    b.add_argument("--candidates", help="comma-separated (default: lite0,lite2)")
+    b.add_argument("--truth", help="the object truth folder, whose COCO set has captions.json "
+                                   "(default ../shared/images/objects-truth)")
+    b.add_argument("--limit", type=int, help="only the first N images")
+    b.set_defaults(run=bench_tags, render=print_tags_bench)
     b = bench_sub.add_parser("measurements", parents=[common],
                              help="how often each computed people measurement is right on MOT "
                                   "truth and its variants, per condition (the table behind "

@@ -246,6 +246,27 @@ def print_detectors_bench(payload: dict) -> None:
     print(table(payload))
 
 
+def bench_tags(args, settings) -> dict:
+    from backend.evaluation.tags_bench import read_captions, tags_bench
+    from models.tagger import VARIANTS, ImageTagger
+
+    wanted = [c.strip() for c in args.candidates.split(",")] if args.candidates else list(VARIANTS)
+    if unknown := [c for c in wanted if c not in VARIANTS]:
+        raise InputError(f"Unknown tagger {', '.join(unknown)}: choose from {', '.join(VARIANTS)}.")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    # One thread, as ingest runs it beside the detectors.
+    candidates = {c: (lambda c=c: ImageTagger(settings.cache_dir, c, threads=1)) for c in wanted}
+    return tags_bench(read_captions(root, args.limit), candidates, progress=say)
+
+
+def print_tags_bench(payload: dict) -> None:
+    from backend.evaluation.tags_bench import table
+
+    print("a tag agrees when its synset is a sense of a caption word, or a kind of one\n")
+    print(table(payload))
+
+
 # The sample clips whose objects are cars, bottles and the like.
 _OBJECT_CLIPS = ("bgslib_video02_highway.avi", "intel_bottle-detection.mp4",
                  "intel_car-detection.mp4")

@@ -106,8 +106,7 @@ def perceive_image(image: np.ndarray, models) -> tuple[list[actions.Action], lis
                   for d in models.objects.track(image)]
     detections = people + things
     found = actions.perceive([(0, 0.0, detections)], (image.shape[1], image.shape[0]))
-    tagger = getattr(models, "tagger", None)  # TEMP
-    tags = tagger.tags([image])[0] if tagger is not None else []
+    tags = models.tagger.tags([image])[0] if models.tagger is not None else []
     facts = picture_facts.shot_facts([picture_facts.measure(image)], tags,
                                      {d.category for d in detections})
     return found, tags, facts
@@ -147,7 +146,7 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
         progress(f"{n}/{len(names)} {name}: said {sorted(said)}, captions {sorted(stated)}, "
                  f"tag {tags[0].label if tags else '-'}, place {facts.get('place')} / {place}")
     return {"source": "COCO val2017 first 128, five human captions each",
-            "images": len(names), "tagger": getattr(getattr(models, "tagger", None), "name", "off"),
+            "images": len(names), "tagger": models.tagger.name if models.tagger is not None else "off",
             "halves": {h: _figures(t) for h, t in tally.items()}}
 
 

