@@ -188,3 +188,19 @@ def _is_gerund(word: str) -> bool:
 def phrase_link(phrase: str, evidence: str) -> float:
     """The best `link` of any of the phrase's content words (multi-word lemmas first)."""
     return max((link(term, evidence) for term in terms(phrase)), default=0.0)
+
+
+def tag_link(word: str, wnid: str) -> float:
+    """How well a tag, whose synset is known, supports `word`: 1.0 the word names that synset,
+    0.8 the tag is a kind of what the word names ('sorrel' supports 'horse'), else 0.0. Unlike
+    `link` on the label, no other sense of the label counts ('pole' is not a person)."""
+    wanted = senses(word)
+    if wnid in wanted:
+        return SAME
+    return KIND if wanted & broader_senses(wnid) else 0.0
+
+
+def synset_wnid(name: str) -> str:
+    """The wnid of a synset named as WordNet names it ('vessel.n.02', the watercraft), for
+    rules that must mean one sense of a word."""
+    return _wnid(_wordnet().synset(name))

@@ -57,26 +57,17 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                        f"WHERE score >= {TAG_FLOOR}{_overlap(span)} GROUP BY tag "
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
     facts = picture_facts(tables, span)
-    strength: dict[str, float] = defaultdict(float)
-    covered: dict[str, float] = defaultdict(float)
+    covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
     for r in rows:
-        term = r["action"] + (f" {r['other']}" if r["other"] and r["action"] not in
-                              ("facing each other", "hands joined", "hugging", "fighting",
-                               "passing a ball") else "")
-        seconds = max(r["t_end"] - r["t_start"], 0.2)
-        for t in {r["action"], term}:
-            covered[t] += seconds * r["score"]
-        if r["other"]:
-            covered[r["other"]] += seconds * r["score"]
-    for term, seconds in covered.items():
-        # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
-        strength[term] = round(min(1.0, 0.3 + seconds / length * 7), 3)
-    tag_wnids = {}
-    for t in tags:
-        strength[t["tag"]] = max(strength[t["tag"]], round(min(1.0, t["score"] * 2), 3))
-        tag_wnids[t["tag"]] = t["wnid"]
+        seconds = max(r["t_end"] - r["t_start"], 0.2) * r["score"]
+        for word in {*r["action"].split(), *((r["other"] or "").split())}:
+            covered[word] += seconds
+    # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
+    words = {w: round(min(1.0, 0.3 + seconds / length * 7), 3) for w, seconds in covered.items()}
     for fact in facts:
-        strength[fact] = 1.0
+        for word in fact.split():
+            words[word] = 1.0
+    shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
     text = _statement(rows, tags, facts, target, span)
     actions_used = sorted({r["action"] for r in rows})
     support = "computed" if rows or tags else "read"
@@ -84,7 +75,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                   times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
-                  typed={"activities": dict(strength), "wnids": tag_wnids})
+                  typed={"activities": {"words": words, "tags": shown_tags}})
 
 
 def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:

@@ -284,31 +284,43 @@ def _by_places(places: dict[str, int], options: list[str]) -> Decision:
 # Code picks an activity only where one option is this well supported and twice any other: the
 # actions and tags are measurements with errors, and an option they cannot speak to may be right.
 _ACTIVITY_PICK = 0.45
+# Words every option about a video shares: they tell no option apart.
+_GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "somebody", "boy",
+            "girl", "child", "children", "kid", "video", "clip", "scene", "shown", "activity",
+            "action", "something", "thing", "things", "doing", "does", "done", "seen", "one"}
 
 
-def _by_activities(shown: dict[str, float], options: list[str]) -> Decision | None:
-    """Score: the best link (WordNet: same word 1.0, a kind of it 0.8, derived 0.6) between the
-    option's words and anything the video shows, times how strongly it shows it. One option far
-    ahead is picked; else the options with
-    any support are what the model chooses among. How far a pick is trusted is the measured
-    precision of the actions behind it (`precision.earns_high`)."""
+def _by_activities(shown: dict, options: list[str]) -> Decision | None:
+    """Score: for each content word of the option, its best link (WordNet: same word 1.0, a
+    kind of it 0.8, derived 0.6) to a word of what people were seen doing, a tag of the picture
+    (by the tag's own synset) or a picture fact, times how strongly the video shows it; the
+    option's score is the mean over its words, so 'riding a horse' beats 'riding a bike' where
+    a horse was ridden. One option far ahead is picked; else the options with any support are
+    what the model chooses among. How far a pick is trusted is the measured precision of the
+    actions behind it (`precision.earns_high`)."""
     from models import lexicon
 
-    if not shown:
+    words, tags = shown.get("words", {}), shown.get("tags", {})
+    if not words and not tags:
         return None
     scores = {}
     for i, option in enumerate(options):
-        scores[i] = round(max((lexicon.phrase_link(option, term) * strength
-                               for term, strength in shown.items()), default=0.0), 3)
-    ranked = sorted(scores.values(), reverse=True)
-    best = ranked[0]
-    if best <= 0:
+        asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
+        if not asked:
+            continue
+        best = [max([lexicon.link(term, w) * s for w, s in words.items()] +
+                    [lexicon.tag_link(term, wnid) * s for wnid, s in tags.values()] + [0.0])
+                for term in asked]
+        scores[i] = round(sum(best) / len(best), 3)
+    if not scores or max(scores.values()) <= 0:
         return None  # nothing shown speaks to any option: the planner reads on
-    shown_words = ", ".join(f"{t} {v:.2f}" for t, v in sorted(shown.items(), key=lambda kv: -kv[1])[:8])
+    shown_words = ", ".join([f"{w} {v:.2f}" for w, v in sorted(words.items(), key=lambda kv: -kv[1])[:6]] +
+                            [f"{t} {v[1]:.2f}" for t, v in list(tags.items())[:4]])
     listed = "; ".join(f"'{options[i]}' {v:.2f}" for i, v in scores.items())
-    supported = [i for i, v in scores.items() if v == best]
-    second = ranked[1] if len(ranked) > 1 else 0.0
-    if len(supported) == 1 and best >= _ACTIVITY_PICK and best >= 2 * second:
+    ranked = sorted(scores.values(), reverse=True)
+    best_score, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
+    supported = [i for i, v in scores.items() if v == best_score]
+    if len(supported) == 1 and best_score >= _ACTIVITY_PICK and best_score >= 2 * second:
         i = supported[0]
         return Decision(supported, i, "computed",
                         f"Option '{options[i]}' is what the video shows best ({shown_words}; "

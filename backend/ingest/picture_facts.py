@@ -35,11 +35,14 @@ OUTDOOR_KINDS = {"car", "bus", "truck", "motorcycle", "bicycle", "airplane", "tr
                  "traffic light", "fire hydrant", "stop sign", "parking meter", "bench", "horse",
                  "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "kite", "skis",
                  "snowboard", "surfboard", "bird"}
-# A tag's hypernyms that place it (WordNet 3.0 lemma names).
-INDOOR_BROADER = {"furniture", "home appliance", "room", "mercantile establishment",
-                  "kitchen utensil", "tableware", "bedclothes", "electronic equipment"}
-OUTDOOR_BROADER = {"geological formation", "body of water", "road", "bridge", "wheeled vehicle",
-                   "vessel", "aircraft", "ungulate", "fence"}
+# A tag's hypernyms that place it, as WordNet 3.0 synsets (one sense each: 'vessel' the ship,
+# not the bottle).
+INDOOR_SYNSETS = ("furniture.n.01", "home_appliance.n.01", "room.n.01",
+                  "mercantile_establishment.n.01", "kitchen_utensil.n.01", "tableware.n.01",
+                  "bedclothes.n.01", "gymnastic_apparatus.n.01", "lamp.n.02")
+OUTDOOR_SYNSETS = ("geological_formation.n.01", "body_of_water.n.01", "road.n.01",
+                   "bridge.n.01", "wheeled_vehicle.n.01", "vessel.n.02", "aircraft.n.01",
+                   "ungulate.n.01", "fence.n.01")
 TAG_VOTE = 0.1           # a tag votes from this probability on, with its probability x 2
 
 
@@ -88,12 +91,14 @@ def place(tags: list, kinds: set[str]) -> str | None:
     if tags:
         from models import lexicon
 
+        indoor = {lexicon.synset_wnid(name) for name in INDOOR_SYNSETS}
+        outdoor = {lexicon.synset_wnid(name) for name in OUTDOOR_SYNSETS}
         for tag in tags:
             if tag.score < TAG_VOTE:
                 continue
-            broader = lexicon.broader_words(tag.wnid)
-            inside += 2 * tag.score * bool(broader & INDOOR_BROADER)
-            outside += 2 * tag.score * bool(broader & OUTDOOR_BROADER)
+            broader = lexicon.broader_senses(tag.wnid) | {tag.wnid}
+            inside += 2 * tag.score * bool(broader & indoor)
+            outside += 2 * tag.score * bool(broader & outdoor)
     if inside >= 1 and inside >= 2 * outside:
         return "indoors"
     if outside >= 1 and outside >= 2 * inside:
@@ -136,7 +141,7 @@ def tag_rows(tag_runs: list[tuple[float, list]], shots: list, duration: float,
                 continue
             seen.add(tag.label)
             row = open_rows.get(tag.label)
-            if row is not None and abs(row["t_end"] - t) < 1e-6:
+            if row is not None and abs(row["t_end"] - t) < 0.01:
                 row["t_end"], row["score"] = round(end, 3), max(row["score"], round(tag.score, 3))
             else:
                 row = {"t_start": round(t, 3), "t_end": round(end, 3), "tag": tag.label,
