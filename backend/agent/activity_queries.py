@@ -17,11 +17,28 @@ from collections import defaultdict
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import Result, Target, VideoTables
 from backend.errors import QueryError
+from models import lexicon
 
 # A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
 TAG_FLOOR = 0.1
 _LISTED = 12
 _POSTURES = ("standing", "sitting", "lying", "bending")
+# The words an action stands for where its own name's words would mislead ('facing' alone is
+# also a garment's lining; 'each other' says nothing).
+ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
+                "hands joined": ("holding hands", "hand in hand", "hand"),
+                "turning round": ("turn", "turning round", "turning around"),
+                "raising arms": ("raise", "arm", "raising arms"),
+                "using a phone": ("phone", "call", "using a phone"),
+                "passing a ball": ("pass", "ball", "passing a ball")}
+# The words an option may use for a picture fact that tells something (colour footage shot
+# with a camera in daylight is what every video is, unless said otherwise).
+FACT_WORDS = {"black and white": ("black and white", "monochrome", "grayscale", "greyscale",
+                                  "silent film", "old film"),
+              "animation": ("animation", "cartoon", "animated", "drawing", "drawn", "anime"),
+              "dark": ("dark", "night", "darkness"),
+              "indoors": ("indoors", "inside", "indoor", "interior", "room"),
+              "outdoors": ("outdoors", "outside", "outdoor", "open air")}
 
 
 def has(tables: VideoTables, table: str, column: str = "id") -> bool:
@@ -60,13 +77,13 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
     covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
     for r in rows:
         seconds = max(r["t_end"] - r["t_start"], 0.2) * r["score"]
-        for word in {*r["action"].split(), *((r["other"] or "").split())}:
+        with_whom = lexicon.terms(r["other"]) if r["other"] and r["other"] != "person" else []
+        for word in {*ACTION_WORDS.get(r["action"], lexicon.terms(r["action"])), *with_whom}:
             covered[word] += seconds
     # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
     words = {w: round(min(1.0, 0.3 + seconds / length * 7), 3) for w, seconds in covered.items()}
     for fact in facts:
-        for word in fact.split():
-            words[word] = 1.0
+        words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
     shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
     text = _statement(rows, tags, facts, target, span)
     actions_used = sorted({r["action"] for r in rows})

@@ -311,7 +311,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         best = [max([lexicon.link(term, w) * s for w, s in words.items()] +
                     [lexicon.tag_link(term, wnid) * s for wnid, s in tags.values()] + [0.0])
                 for term in asked]
-        scores[i] = round(sum(best) / len(best), 3)
+        scores[i] = round(0.7 * max(best) + 0.3 * sum(best) / len(best), 3)
     if not scores or max(scores.values()) <= 0:
         return None  # nothing shown speaks to any option: the planner reads on
     shown_words = ", ".join([f"{w} {v:.2f}" for w, v in sorted(words.items(), key=lambda kv: -kv[1])[:6]] +

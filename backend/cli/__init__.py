@@ -429,6 +429,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--write", action="store_true",
                    help="write the measured precision per action to "
                         "backend/agent/action_precision.json (the confidence contract)")
+    b.add_argument("--clips", metavar="MANIFEST",
+                   help="score labelled action clips instead: a CSV (file, label, dataset, "
+                        "repo, repo_path, ...) beside the clips; each is ingested once into "
+                        "MEMORYREEL_CACHE/action-clips-library")
+    b.add_argument("--questions", metavar="CSV",
+                   help="with --clips: also write each clip's five-option 'what activity is "
+                        "shown' question, for `eval`")
     b.set_defaults(run=bench_actions, render=print_actions_bench)
     b = bench_sub.add_parser("tags", parents=[common],
                              help="ImageNet taggers timed on one thread and checked against the "

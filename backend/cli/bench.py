@@ -143,6 +143,8 @@ def bench_actions(args, settings) -> dict:
     if not (root / "coco_val2017_first128" / "captions.json").is_file():
         raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    if args.clips:
+        return _action_clips(args, settings, say)
     payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
     if args.write:
         precision.ACTION_TABLE.write_text(json.dumps(precision_table(payload), indent=1,
@@ -151,7 +153,37 @@ def bench_actions(args, settings) -> dict:
     return payload
 
 
+def _action_clips(args, settings, say) -> dict:
+    """Labelled action clips (a manifest CSV beside them), ingested into a library of their own
+    under MEMORYREEL_CACHE so that a second run reads them back; with --questions, their
+    five-option questions written for `eval` too."""
+    import csv
+    from dataclasses import replace
+
+    from backend.evaluation.actions_bench import clips_bench, question_rows, read_manifest
+
+    manifest = Path(args.clips)
+    if not manifest.is_file():
+        raise InputError(f"No clips manifest at {manifest}.")
+    try:
+        rows = read_manifest(manifest)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if args.questions:
+        questions = question_rows(rows)
+        with open(args.questions, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(questions[0]))
+            writer.writeheader()
+            writer.writerows(questions)
+    home = settings.cache_dir / "action-clips-library"
+    return {"manifest": str(manifest), "clips_bench": clips_bench(rows, replace(settings, home=home),
+                                                                   progress=say)}
+
+
 def print_actions_bench(payload: dict) -> None:
+    if "clips_bench" in payload:
+        _print_clips_bench(payload["clips_bench"])
+        return
     print(f"{payload['source']}: {payload['images']} images; tagger {payload['tagger']}")
     for half, figures in payload["halves"].items():
         print(f"\n{half} half: action | stated | right | captions say | precision | recall")
@@ -166,6 +198,21 @@ def print_actions_bench(payload: dict) -> None:
                   f"(precision {_share(c['precision'])}, recall {_share(c['recall'])})")
     for path in payload.get("written", []):
         print(f"wrote {path}")
+
+
+def _print_clips_bench(payload: dict) -> None:
+    for half, figures in payload["halves"].items():
+        q = figures["question"]
+        print(f"\n{half} half, {q['clips']} clips: 'what activity is shown' (5 options) decided by "
+              f"code right {q['right']}, wrong {q['wrong']}, undecided {q['undecided']}; "
+              f"best-scored option right {q['best_right']}")
+        print("  action | stated | right | labels say | precision | recall")
+        for action, c in sorted(figures["actions"].items()):
+            print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "
+                  f"{_share(c['precision'])} | {_share(c['recall'])}")
+    failed = [c for c in payload["clips"] if "error" in c]
+    if failed:
+        print(f"\nnot ingested: {', '.join(c['file'] for c in failed)}")
 
 
 def _share(value: float | None) -> str:

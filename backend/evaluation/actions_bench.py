@@ -175,3 +175,121 @@ def precision_table(payload: dict) -> dict:
             cell["right"] += c["tp"]
             cell["of"] += c["predicted"]
     return {"source": payload["source"], "actions": table}
+
+
+# ---- labelled action clips ------------------------------------------------------------------
+
+OPTIONS = 5
+QUESTION = "What activity is shown in this video?"
+
+
+def read_manifest(path: Path) -> list[dict]:
+    """Rows of a clips manifest (CSV: file, label, dataset, repo, repo_path, ...); files are
+    relative to the manifest's folder."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("file") and r.get("label")]
+    if not rows:
+        raise ValueError(f"{path} lists no clips (columns file and label)")
+    for r in rows:
+        r["path"] = str(path.parent / r["file"])
+    return sorted(rows, key=lambda r: r["file"])
+
+
+def options_for(row: dict, labels: list[str]) -> tuple[list[str], int]:
+    """The clip's label among four others, in an order fixed by the clip's name."""
+    import random
+
+    rng = random.Random(row["file"])
+    others = rng.sample(sorted(set(labels) - {row["label"]}), OPTIONS - 1)
+    answer = rng.randrange(OPTIONS)
+    return others[:answer] + [row["label"]] + others[answer:], answer
+
+
+def question_rows(rows: list[dict]) -> list[dict]:
+    """The five-option question of every clip, in dev-qa.csv's layout, for `eval`."""
+    labels = [r["label"] for r in rows]
+    out = []
+    for k, r in enumerate(rows, start=1):
+        options, answer = options_for(r, labels)
+        out.append({"video": r["file"], "qid": k, "type": "activity", "question": QUESTION,
+                    "answer": answer, **{f"a{i}": o for i, o in enumerate(options)}})
+    return out
+
+
+def truth_actions(label: str) -> set[str]:
+    """The actions of our vocabulary a dataset label names: a word of the label is the action's
+    own verb, in one of its commonest senses ('riding a horse' -> riding, 'sitting down' ->
+    sitting); an action of two people must be named whole ('hugging' -> hugging)."""
+    from models import lexicon
+
+    said = lexicon.terms(label)
+    found = set()
+    for action in actions.ACTIONS:
+        if action in actions.BETWEEN_PEOPLE and len(action.split()) > 1:
+            if action in label:
+                found.add(action)
+            continue
+        head = lexicon.terms(action)[0]
+        if any(lexicon.link(term, head) == lexicon.SAME for term in said):
+            found.add(action)
+    return found
+
+
+def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
+    """Every clip ingested (into `settings.home`, so a second run reuses it), its actions and
+    tags read back, scored per action against the clip's label, and its five-option question
+    decided by code from the activity evidence alone."""
+    from backend.agent import option_match, queries, video_tables
+    from backend.ingest.pipeline import ingest
+    from backend.library import Library
+
+    labels = [r["label"] for r in rows]
+    half = halves([r["file"] for r in rows])
+    per_action = {h: defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0}) for h in ("tune", "report")}
+    decided = {h: {"right": 0, "wrong": 0, "undecided": 0, "best_right": 0, "clips": 0}
+               for h in ("tune", "report")}
+    clips = []
+    library = Library(settings.home)
+    for n, r in enumerate(rows, start=1):
+        try:
+            video_id = ingest(Path(r["path"]), settings).video_id
+        except Exception as e:  # a clip that does not ingest is reported, not fatal
+            clips.append({"file": r["file"], "label": r["label"], "error": str(e)[:200]})
+            progress(f"{n}/{len(rows)} {r['file']}: not ingested ({str(e)[:80]})")
+            continue
+        tables = video_tables.VideoTables(library.get(video_id).db_path)
+        found = queries.run(queries.TypedQuery(operation="activity", target="", time="",
+                                               until="", words=""), QUESTION, tables)
+        said = {row["action"] for row in tables.rows("SELECT DISTINCT action FROM actions")}
+        top = [t["tag"] for t in tables.rows("SELECT tag FROM tags GROUP BY tag "
+                                             "ORDER BY MAX(score) DESC LIMIT 3")]
+        truth = truth_actions(r["label"])
+        h = half[r["file"]]
+        for action in actions.ACTIONS:
+            cell = per_action[h][action]
+            cell["predicted"] += action in said
+            cell["true"] += action in truth
+            cell["tp"] += action in said and action in truth
+        options, answer = options_for(r, labels)
+        decision = option_match.decide(found.typed or {}, options)
+        d = decided[h]
+        d["clips"] += 1
+        chosen = decision.chosen if decision else None
+        d["right" if chosen == answer else "wrong" if chosen is not None else "undecided"] += 1
+        best = max(decision.scores, key=decision.scores.get) if decision and decision.scores else None
+        d["best_right"] += best == answer
+        clips.append({"file": r["file"], "label": r["label"], "half": h, "actions": sorted(said),
+                      "tags": top, "options": options, "answer": answer, "chosen": chosen,
+                      "scores": decision.scores if decision else {}})
+        progress(f"{n}/{len(rows)} {r['file']} ({r['label']}): actions {sorted(said)}, tags {top}, "
+                 f"code chose {options[chosen] if chosen is not None else '-'}")
+    return {"clips": clips,
+            "halves": {h: {"actions": {a: {**c, "precision": round(c["tp"] / c["predicted"], 3)
+                                           if c["predicted"] else None,
+                                           "recall": round(c["tp"] / c["true"], 3)
+                                           if c["true"] else None}
+                                       for a, c in per_action[h].items()
+                                       if c["predicted"] or c["true"]},
+                           "question": decided[h]} for h in ("tune", "report")}}
