@@ -12,7 +12,7 @@ import sqlite_utils
 from backend.graph import schema as graph_schema
 
 TABLES = ("video", "instances", "detections", "timeline", "speech", "speech_words", "ocr",
-          "shots", "scenes", *graph_schema.GRAPH_TABLES)
+          "shots", "scenes", "actions", "tags", *graph_schema.GRAPH_TABLES)
 
 SCHEMA_DOC = """\
 video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, width INTEGER,
@@ -59,6 +59,19 @@ scenes(id INTEGER, t_start REAL, t_end REAL, shot_id INTEGER, cut_at REAL, camer
   -- (moving_share, 0-1); brightness 'dark', 'dim' or 'bright' from luma (mean grey level
   -- 0-255); colours names the colours filling the frame with their shares, e.g.
   -- 'green 60%, white 25%' (find one with colours LIKE '%green%').
+actions(id INTEGER PRIMARY KEY, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL,
+        score REAL, evidence TEXT, other_id INTEGER)
+  -- one row per interval in which a tracked instance (usually a person) does something: action
+  -- is a short verb phrase from a fixed vocabulary, e.g. 'walking', 'running', 'standing',
+  -- 'sitting', 'lying', 'bending', 'jumping', 'falling', 'turning round', 'raising arms',
+  -- 'waving', 'holding', 'carrying', 'riding', 'drinking', 'eating', 'using a phone',
+  -- 'swinging', 'throwing', 'facing each other', 'hands joined', 'hugging'; other_id is the
+  -- instance acted on or with (the held cup, the ridden horse, the other person), else NULL;
+  -- evidence says in words what it rests on, e.g. 'wrist on the cup #4 in 6 of 8 frames';
+  -- score 0-1.
+tags(id INTEGER PRIMARY KEY, t_start REAL, t_end REAL, tag TEXT, wnid TEXT, score REAL)
+  -- ImageNet-1k classifier labels of the picture over an interval ('sulphur-crested
+  -- cockatoo', 'barbell', 'cliff'), wnid its WordNet id, score its probability.
 """ + graph_schema.GRAPH_DOC
 
 
@@ -99,4 +112,10 @@ def create_tables(db: sqlite_utils.Database) -> None:
         "brightness": str, "luma": float, "colours": str,
     }, pk="id", foreign_keys=[("shot_id", "shots", "id")])
     db["scenes"].create_index(["t_start"])
+    db["actions"].create({
+        "id": int, "instance_id": int, "action": str, "t_start": float, "t_end": float,
+        "score": float, "evidence": str, "other_id": int,
+    }, pk="id")
+    db["tags"].create({"id": int, "t_start": float, "t_end": float, "tag": str, "wnid": str,
+                       "score": float}, pk="id")
     graph_schema.create(db)
