@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import html
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from backend.actions import Action
 from backend.ingest import decode, frames
 from backend.library import Library
 from backend.sql_runner import run_query
-from tests.conftest import clip, settings_for
+from tests.conftest import clip, copy_video, settings_for
 
 DATA = Path(__file__).parent / "data"
 TRACES = sorted(DATA.glob("answer_*.json"))
@@ -252,21 +251,12 @@ def test_timeline_without_instances_is_an_empty_state():
     assert figures.is_empty_state(fig)
 
 
-def _copy_of(entry, home: Path):
-    """The video's tables in a library of their own, for a test to change."""
-    folder = home / "videos" / entry.folder.name
-    folder.mkdir(parents=True)
-    for name in ("video.db", "thumb.jpg"):
-        shutil.copyfile(entry.folder / name, folder / name)
-    return Library(home).get(entry.video_id)
-
-
 def _strips(fig) -> dict[int, object]:
     return {t.meta["actions_of"]: t for t in fig.data if "actions_of" in (t.meta or {})}
 
 
 def test_timeline_shows_what_each_person_does_on_their_row(tud, tmp_path):
-    entry = _copy_of(tud, tmp_path / "with-actions")
+    entry = copy_video(tud, tmp_path / "with-actions")
     first, second = panels.timeline_data(entry).instances[:2]
     rows = [(first["id"], "walking", first["first_seen"], first["first_seen"] + 1.5, 0.9,
              "hips move 40 px per s over 8 frames", None),
@@ -291,7 +281,7 @@ def test_timeline_shows_what_each_person_does_on_their_row(tud, tmp_path):
             assert evidence in hover
             assert (f"with #{other}" in hover) == (other is not None)
     # A video ingested before actions were has none to show, and its timeline is as before.
-    older = _copy_of(tud, tmp_path / "older")
+    older = copy_video(tud, tmp_path / "older")
     with sqlite3.connect(older.db_path) as db:
         db.execute("DROP TABLE actions")
     fig = panels.timeline_panel(older, None)
