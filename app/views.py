@@ -44,9 +44,9 @@ def library_note(entries: list[VideoEntry], shown: list[VideoEntry] | None = Non
     note = f"{len(entries)} video{'s' if len(entries) != 1 else ''} · {clock(total)} in total"
     if query.strip():
         found = len(shown or [])
-        note = (f"{found} of {len(entries)} match “{query.strip()}” (name, kinds, words said "
-                f"or shown)" if found else f"Nothing in {len(entries)} videos matches "
-                f"“{query.strip()}” (name, kinds, words said or shown)")
+        searched = "name, kinds, actions, picture labels, words said or shown"
+        note = (f"{found} of {len(entries)} match “{query.strip()}” ({searched})" if found
+                else f"Nothing in {len(entries)} videos matches “{query.strip()}” ({searched})")
     return note
 
 
