@@ -32,9 +32,11 @@ _THE_VIDEO = frozenset({"video", "clip", "footage", "film", "movie", "recording"
 _BE = frozenset({"is", "are", "was", "were", "s"})
 # A question that opens with these leaves out what it is about ("and the car?").
 _ELLIPSIS = ({"and", "or", "but"}, {"what about", "how about"})
-# Words any rewrite may add: they join the referent to the question and say nothing new.
-_JOINING = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "with", "from", "by",
-                      "for", "and", "is", "are", "was", "were", "does", "do", "did", "s"})
+# Words any rewrite may add: they join the referent to the question and say nothing new
+# ("how many people are there in the video?").
+_JOINING = frozenset({"the", "a", "an", "any", "of", "in", "on", "at", "to", "with", "from",
+                      "by", "for", "and", "is", "are", "was", "were", "does", "do", "did", "s",
+                      "there", "this", "that", "it", "video"})
 
 
 class Standalone(BaseModel):
