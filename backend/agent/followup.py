@@ -31,7 +31,8 @@ REFERRING = frozenset({"it", "its", "he", "him", "his", "she", "her", "hers", "t
 _THE_VIDEO = frozenset({"video", "clip", "footage", "film", "movie", "recording"})
 _BE = frozenset({"is", "are", "was", "were", "s"})
 # A question that opens with these leaves out what it is about ("and the car?").
-_ELLIPSIS = ({"and", "or", "but"}, {"what about", "how about"})
+_ELLIPSIS_OPENERS = frozenset({"and", "or", "but"})
+_ELLIPSIS_PHRASES = frozenset({"what about", "how about"})
 # Words any rewrite may add: they join the referent to the question and say nothing new
 # ("how many people are there in the video?").
 _JOINING = frozenset({"the", "a", "an", "any", "of", "in", "on", "at", "to", "with", "from",
@@ -65,7 +66,7 @@ def words(text: str) -> list[str]:
 def refers_back(question: str) -> bool:
     """Whether the question holds a reference only the conversation can resolve."""
     said = words(question)
-    if said[:1] and said[0] in _ELLIPSIS[0] or " ".join(said[:2]) in _ELLIPSIS[1]:
+    if (said and said[0] in _ELLIPSIS_OPENERS) or " ".join(said[:2]) in _ELLIPSIS_PHRASES:
         return True
     for k, word in enumerate(said):
         after = said[k + 1] if k + 1 < len(said) else ""
