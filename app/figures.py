@@ -158,7 +158,8 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             visible=iid not in grouped,
         ))
         if (actions or {}).get(iid):
-            fig.add_trace(_action_strips(label, iid, actions[iid], duration, iid not in grouped))
+            fig.add_trace(_action_strips(label, inst.get("category") or "object", iid,
+                                         actions[iid], duration, iid not in grouped))
     # A kind whose legend entry's row is grouped gets it on the grouped row instead: a hidden
     # trace shows no legend entry.
     legend_on_group = {kind for kind, iid in first_of_kind.items() if by_kind and iid in grouped}
@@ -207,9 +208,10 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     return fig
 
 
-def _action_strips(label: str, iid: int, actions: Sequence[Action], duration: float,
+def _action_strips(label: str, kind: str, iid: int, actions: Sequence[Action], duration: float,
                    visible: bool) -> go.Bar:
-    """One object's actions as narrow labelled bars over its row."""
+    """One object's actions as narrow labelled bars over its row; in its kind's legend group,
+    so that hiding the kind hides them with its rows."""
     hover = []
     for a in actions:
         lines = [f"<b>{_escape(label)}: {_escape(a.action)}</b>", a.span()]
@@ -224,7 +226,8 @@ def _action_strips(label: str, iid: int, actions: Sequence[Action], duration: fl
         name=f"{label} actions", orientation="h", y=[label] * len(actions),
         base=[a.t_start for a in actions],
         x=_lengths([(a.t_start, a.t_end) for a in actions], duration),
-        text=[a.action for a in actions], textposition="inside", insidetextanchor="middle",
+        text=[_escape(a.action) for a in actions], textposition="inside",
+        insidetextanchor="middle", legendgroup=kind,
         textfont=dict(color="white", size=11), marker=dict(color=ACTION), width=0.3,
         showlegend=False, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
         meta={"actions_of": iid}, visible=visible)
