@@ -19,11 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from backend.actions import Action
 from backend.ingest.frames import colours
 
 ACCENT = "#f59e0b"
 UNUSED = "#cbd5e1"
 INK = "#1f2937"
+# Actions lie on their object's bar as a darker, narrower strip, readable on any box colour.
+ACTION = "rgba(31, 41, 55, 0.78)"
 MUTED = "#6b7280"
 FONT = "Inter, ui-sans-serif, system-ui, -apple-system, Segoe UI, sans-serif"
 
@@ -97,13 +100,15 @@ GROUP_AT = 12
 
 def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | None,
                     times: Sequence[float], duration: float,
-                    spans: Mapping[int, Sequence[tuple[float, float]]] | None = None) -> go.Figure:
+                    spans: Mapping[int, Sequence[tuple[float, float]]] | None = None,
+                    actions: Mapping[int, Sequence[Action]] | None = None) -> go.Figure:
     """A Gantt-like row per tracked object over the video, with the answer's evidence times.
 
     `highlight` lists the objects the answer used: they keep their box colour and the others turn
     grey; None means there is no answer yet and every object keeps its colour. `spans` gives an
     object's presence intervals where it leaves and comes back; without it the bar runs from
-    first_seen to last_seen.
+    first_seen to last_seen. `actions` gives what an object does when (by instance id): each
+    is a labelled strip on its row, with its time span and evidence in the hover text.
     """
     title = "When each tracked object is in view"
     if not instances:
@@ -152,6 +157,9 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
             customdata=[iid] * len(intervals), meta={"instance_id": iid, "used": is_used},
             visible=iid not in grouped,
         ))
+        if (actions or {}).get(iid):
+            fig.add_trace(_action_strips(label, inst.get("category") or "object", iid,
+                                         actions[iid], duration, iid not in grouped))
     # A kind whose legend entry's row is grouped gets it on the grouped row instead: a hidden
     # trace shows no legend entry.
     legend_on_group = {kind for kind, iid in first_of_kind.items() if by_kind and iid in grouped}
@@ -180,6 +188,9 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
         layout["margin"]["t"] = 84
     if evidence:
         layout["yaxis2"] = dict(overlaying="y", range=[0, 1], visible=False, fixedrange=True)
+    if actions:
+        # A label that does not fit its strip is left to the hover text, not shrunk to a speck.
+        layout["uniformtext"] = dict(minsize=9, mode="hide")
     if by_kind:
         layout.update(showlegend=True, legend=dict(
             title=dict(text="kinds (click to hide or show)"), orientation="h",
@@ -195,6 +206,31 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
     if grouped:
         _expand_button(fig, grouped, shown + group_labels, labels, layout["height"])
     return fig
+
+
+def _action_strips(label: str, kind: str, iid: int, actions: Sequence[Action], duration: float,
+                   visible: bool) -> go.Bar:
+    """One object's actions as narrow labelled bars over its row; in its kind's legend group,
+    so that hiding the kind hides them with its rows."""
+    hover = []
+    for a in actions:
+        lines = [f"<b>{_escape(label)}: {_escape(a.action)}</b>", a.span()]
+        facts = ([f"with #{a.other_id}"] if a.other_id is not None else []) + \
+            ([f"score {a.score:.2f}"] if a.score is not None else [])
+        if facts:
+            lines.append(" · ".join(facts))
+        if a.evidence:
+            lines.append(hover_text(a.evidence, 160))
+        hover.append("<br>".join(lines))
+    return go.Bar(
+        name=f"{label} actions", orientation="h", y=[label] * len(actions),
+        base=[a.t_start for a in actions],
+        x=_lengths([(a.t_start, a.t_end) for a in actions], duration),
+        text=[_escape(a.action) for a in actions], textposition="inside",
+        insidetextanchor="middle", legendgroup=kind,
+        textfont=dict(color="white", size=11), marker=dict(color=ACTION), width=0.3,
+        showlegend=False, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        meta={"actions_of": iid}, visible=visible)
 
 
 def _intervals(inst: Mapping, spans: Mapping[int, Sequence[tuple[float, float]]] | None
@@ -243,7 +279,7 @@ def _expand_button(fig: go.Figure, grouped: Mapping[int, str], grouped_rows: lis
             meta = trace.meta if isinstance(trace.meta, dict) else {}
             if meta.get("group"):
                 out.append(not expanded)
-            elif meta.get("instance_id") in grouped:
+            elif meta.get("instance_id") in grouped or meta.get("actions_of") in grouped:
                 out.append(expanded)
             else:
                 out.append(True)

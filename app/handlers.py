@@ -38,7 +38,7 @@ def show_video(video_id: str | None, settings: Settings) -> tuple:
 def library_view(settings: Settings, selected: str | None = None, query: str = "",
                  sort: str = "newest") -> tuple:
     """(cards, chooser, note, ids) for the library as it is now: the cards the videos that
-    match `query` (name, kinds, words said or shown) in `sort` order, the chooser every video."""
+    match `query` (name, kinds, actions, picture labels, words said or shown) in `sort` order, the chooser every video."""
     entries = Library(settings.home).list()  # read once: a library may hold hundreds
     shown = library_search.find(entries, query or "", sort or "newest")
     return (gr.Dataset(samples=views.library_rows(shown)),

@@ -10,12 +10,14 @@ components.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 from PIL import Image
 
 from app import figures, graph_figure
+from backend import actions as video_actions
+from backend.actions import Action
 from backend.exports import read_only
 from backend.graph.network import answer_subgraph, has_graph, to_networkx
 from backend.graph.ppr import GraphIndex
@@ -36,6 +38,7 @@ class TimelineData:
     instances: list[dict]
     spans: dict[int, list[tuple[float, float]]]
     duration: float
+    actions: dict[int, list[Action]] = field(default_factory=dict)
 
 
 def _query(entry: VideoEntry, sql: str) -> list[dict]:
@@ -43,7 +46,8 @@ def _query(entry: VideoEntry, sql: str) -> list[dict]:
 
 
 def timeline_data(entry: VideoEntry, gap_s: float = PRESENCE_GAP_S) -> TimelineData:
-    """Tracked objects and their presence intervals (split where unseen for over `gap_s`)."""
+    """Tracked objects, their presence intervals (split where unseen for over `gap_s`) and
+    what each does when."""
     instances = _query(entry, "SELECT id, category, first_seen, last_seen, appearance, action "
                               "FROM instances ORDER BY id")
     # Gaps and islands in SQL: a new span starts where the previous sighting is over gap_s ago.
@@ -60,7 +64,10 @@ def timeline_data(entry: VideoEntry, gap_s: float = PRESENCE_GAP_S) -> TimelineD
     spans: dict[int, list[tuple[float, float]]] = {}
     for row in rows:
         spans.setdefault(row["instance_id"], []).append((row["start"], row["end"]))
-    return TimelineData(instances=instances, spans=spans, duration=entry.duration)
+    with read_only(entry) as db:
+        actions = video_actions.by_instance(video_actions.read(db))
+    return TimelineData(instances=instances, spans=spans, duration=entry.duration,
+                        actions=actions)
 
 
 def timeline_panel(entry: VideoEntry, answer: Mapping | None) -> go.Figure:
@@ -68,7 +75,8 @@ def timeline_panel(entry: VideoEntry, answer: Mapping | None) -> go.Figure:
     data = timeline_data(entry)
     highlight = None if answer is None else answer.get("instance_ids") or []
     times = [] if answer is None else answer.get("times") or []
-    return figures.timeline_figure(data.instances, highlight, times, data.duration, data.spans)
+    return figures.timeline_figure(data.instances, highlight, times, data.duration, data.spans,
+                                   data.actions)
 
 
 def evidence_frames(entry: VideoEntry, answer: Mapping | None,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from backend import library_search
+from backend import actions, library_search
+from backend.exports import read_only
 from backend.library import VideoEntry
 from backend.sql_runner import run_query
 from backend.suggest import suggest
@@ -43,15 +44,39 @@ def library_note(entries: list[VideoEntry], shown: list[VideoEntry] | None = Non
     note = f"{len(entries)} video{'s' if len(entries) != 1 else ''} · {clock(total)} in total"
     if query.strip():
         found = len(shown or [])
-        note = (f"{found} of {len(entries)} match “{query.strip()}” (name, kinds, words said "
-                f"or shown)" if found else f"Nothing in {len(entries)} videos matches "
-                f"“{query.strip()}” (name, kinds, words said or shown)")
+        searched = "name, kinds, actions, picture labels, words said or shown"
+        note = (f"{found} of {len(entries)} match “{query.strip()}” ({searched})" if found
+                else f"Nothing in {len(entries)} videos matches “{query.strip()}” ({searched})")
     return note
 
 
 def _table(entry: VideoEntry, sql: str) -> dict:
     result = run_query(entry.db_path, sql, timeout_s=5.0, max_rows=500)
     return {"headers": result.columns, "data": [list(r) for r in result.rows]}
+
+
+# A person's actions past this many are counted, not listed: the cell stays a line or two.
+_ACTIONS_LISTED = 6
+
+
+def _with_actions(entry: VideoEntry, instances: dict) -> dict:
+    """The instances table with what each one does, where the video has actions (a column
+    that would be empty in every row of an older video is left out)."""
+    with read_only(entry) as db:
+        done = actions.by_instance(actions.read(db))
+    if not done:
+        return instances
+    column = instances["headers"].index("id")
+    return {"headers": [*instances["headers"], "does"],
+            "data": [[*row, _doings(done.get(row[column], []))] for row in instances["data"]]}
+
+
+def _doings(done: list[actions.Action]) -> str:
+    """'walking 0.0 – 3.2 s; holding #4 3.5 – 9.0 s', then how many more."""
+    said = [f"{a.action}{f' #{a.other_id}' if a.other_id is not None else ''} {a.span()}"
+            for a in done[:_ACTIONS_LISTED]]
+    more = len(done) - _ACTIONS_LISTED
+    return "; ".join(said) + (f"; and {more} more" if more > 0 else "")
 
 
 def _listed(value) -> str:
@@ -65,7 +90,7 @@ def summary(entry: VideoEntry) -> dict:
     """Everything the summary panel shows for one video."""
     info = entry.info()
     tables = info["tables"]
-    people = _table(entry, SUMMARY_QUERIES["instances"])
+    people = _with_actions(entry, _table(entry, SUMMARY_QUERIES["instances"]))
     kinds = run_query(entry.db_path, "SELECT category, COUNT(*) FROM instances GROUP BY category "
                                      "ORDER BY COUNT(*) DESC", timeout_s=5.0, max_rows=100).rows
     facts = (

@@ -15,9 +15,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from pydantic import BaseModel, Field
-
-from backend.agent import coverage, precision, prompts, routing
+from backend.agent import coverage, followup, precision, prompts, routing
 from backend.agent.planner import PARAMETRIC, GivenStep, Node, Planner, PlannerConfig
 from backend.agent import graph_tool
 from backend.agent.graph_tool import GraphTool
@@ -52,10 +50,6 @@ def _declared(query: dict) -> bool:
     return True
 
 
-class _Standalone(BaseModel):
-    question: str = Field(max_length=300)
-
-
 def ask(video_id: str, question: str, settings: Settings, *, options: list[str] | None = None,
         n_solutions: int | None = None, llm: ChatModel | None = None,
         embedder: Embedder | None = None,
@@ -83,7 +77,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
                       sql_timeout_s=settings.sql_timeout_s, sql_max_rows=settings.sql_max_rows,
                       typed_queries=settings.agent == "grounded")
     turns = (history or [])[-settings.chat_turns:] if settings.chat_turns > 0 else []
-    standalone = _standalone(question, turns, ctx)
+    standalone = followup.standalone(question, turns, ctx.complete)
     context = [prompts.chat_context(turns)] if turns else []
     trace = MemoryTrace(enabled=memory.enabled)
     store = MemoryStore(settings, embed=embedder.embed)
@@ -157,18 +151,6 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         if learn_now:
             answer.learn()
     return answer
-
-
-def _standalone(question: str, turns: list[tuple[str, str]], ctx: ToolContext) -> str:
-    """The follow-up rewritten to stand alone, so tools and memory see what it refers to."""
-    if not turns:
-        return question
-    try:
-        rewritten = ctx.complete(prompts.standalone_messages(turns, question),
-                                 response_model=_Standalone, max_tokens=80).parsed.question
-    except LLMError:
-        return question
-    return rewritten.strip() or question
 
 
 def _consult(question: str, entry: VideoEntry, recalled: Recall, settings: Settings,

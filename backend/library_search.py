@@ -1,7 +1,7 @@
 """Finding videos in a large library: by name and by what each holds (the kinds tracked, the
-words said and shown), in the order a person asks for.
+words said and shown, what people do, what the picture shows), in the order a person asks for.
 
-What a video holds is read from its tables once (three small queries) and kept while the video
+What a video holds is read from its tables once (five small queries) and kept while the video
 is the same one (its id and ingest time), so narrowing 500 videos as a person types reads no
 database after the first pass.
 """
@@ -22,17 +22,51 @@ SORTS = {
     "shortest": (lambda e: e.duration, False),
 }
 _WORDS_KEPT = 20_000  # characters of speech and on-screen text searched per video
+# What people do and the picture's labels come first in what is kept: they are few words, and
+# speech would otherwise crowd them out of a long video's share.
+_CONTENTS = ("SELECT DISTINCT action FROM actions", "SELECT DISTINCT tag FROM tags",
+             "SELECT DISTINCT category FROM instances", "SELECT text FROM speech ORDER BY t_start",
+             "SELECT DISTINCT text FROM ocr")
 
 
 def find(entries: list[VideoEntry], text: str = "", sort: str = "newest") -> list[VideoEntry]:
     """The entries whose name or contents hold every word of `text`, sorted by `sort`. A word
     matches anywhere in a name (file names run words together: "tud" finds "mot15_TUD-Campus"),
-    and at the start of a word in the contents ("car" finds "cars" said, not "scarf")."""
+    at the start of a word in the contents ("car" finds "cars" said, not "scarf"), and what
+    people do by its stem ("ride" finds "riding")."""
     key, reverse = SORTS.get(sort, SORTS["newest"])
-    words = [(w, re.compile(r"(?<!\w)" + re.escape(w))) for w in text.lower().split()]
+    words = [(w, re.compile(r"(?<!\w)" + re.escape(w)), stem(w)) for w in text.lower().split()]
     found = [e for e in entries
-             if all(w in e.name.lower() or starts.search(holds(e)) for w, starts in words)]
+             if all(w in e.name.lower() or starts.search(holds(e)) or root in does(e)
+                    for w, starts, root in words)]
     return sorted(found, key=key, reverse=reverse)
+
+
+def stem(word: str) -> str:
+    """A verb's form without its ending, the same for 'ride', 'rides' and 'riding' ('rid') or
+    'run', 'runs' and 'running' ('run'): drop -ing (leaving 2 letters or more, so 'sing'
+    stays), -s or -e, then a doubled last letter. Crude, but both sides are cut the same
+    way and only the actions' short fixed vocabulary is matched by it."""
+    if word.endswith("ing") and len(word) >= 5:
+        word = word[:-3]
+    elif word.endswith("s") and len(word) > 3:
+        word = word[:-1]
+    if word.endswith("e") and len(word) >= 3:
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    return word
+
+
+def does(entry: VideoEntry) -> frozenset[str]:
+    """The stems of the words of what people do in a video."""
+    return _does(str(entry.db_path), entry.ingested_at)
+
+
+@lru_cache(maxsize=4096)
+def _does(db_path: str, ingested_at: str) -> frozenset[str]:
+    actions = _read(db_path, _CONTENTS[:1])
+    return frozenset(stem(w) for action in actions for w in re.findall(r"\w+", action.lower()))
 
 
 def holds(entry: VideoEntry) -> str:
@@ -42,19 +76,22 @@ def holds(entry: VideoEntry) -> str:
 
 @lru_cache(maxsize=4096)
 def _holds(db_path: str, ingested_at: str) -> str:
+    return " ".join(_read(db_path, _CONTENTS)).lower()[:_WORDS_KEPT]
+
+
+def _read(db_path: str, queries: tuple[str, ...]) -> list[str]:
+    """The non-empty first column of each query's rows, in order."""
     try:
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     except sqlite3.Error:
-        return ""
+        return []
     try:
         parts = []
-        for sql in ("SELECT DISTINCT category FROM instances",
-                    "SELECT text FROM speech ORDER BY t_start",
-                    "SELECT DISTINCT text FROM ocr"):
+        for sql in queries:
             try:
                 parts += [row[0] for row in db.execute(sql) if row[0]]
             except sqlite3.Error:
                 continue  # a table an older ingest did not write
-        return " ".join(parts).lower()[:_WORDS_KEPT]
+        return parts
     finally:
         db.close()

@@ -1,8 +1,8 @@
 """Suggested questions for one video, from what ingest found in it.
 
 A fixed list of questions about people misleads on a clip with none. Here each kind of evidence
-the video's tables hold (people, other tracked kinds, moving objects, speech, on-screen text,
-shots, captions) fills a generic template with a value of its own (a time at which something is
+the video's tables hold (people, what they do, other tracked kinds, moving objects, speech,
+on-screen text, shots, captions) fills a generic template with a value of its own (a time at which something is
 said, a kind that was tracked), so every suggestion has evidence to answer it and a clip never
 suggests a question about something ingest did not find.
 """
@@ -57,6 +57,20 @@ def _speech(db_path: Path) -> str | None:
 def _text(db_path: Path) -> str | None:
     rows = _rows(db_path, "SELECT MIN(t) AS t FROM ocr GROUP BY text ORDER BY COUNT(*) DESC LIMIT 1")
     return f"what text is shown on screen {_at(rows[0]['t'])}" if rows else None
+
+
+def _action(db_path: Path) -> str | None:
+    """What a person does, at the middle of the action ingest is surest of (longest on a tie)."""
+    try:
+        rows = _rows(db_path, "SELECT a.instance_id AS id, a.t_start, a.t_end FROM actions a "
+                              "JOIN instances i ON i.id = a.instance_id WHERE i.category = "
+                              "'person' ORDER BY a.score DESC, a.t_end - a.t_start DESC LIMIT 1")
+    except QueryError:
+        return None  # ingested before there was an actions table
+    if not rows:
+        return None
+    middle = round((rows[0]["t_start"] + rows[0]["t_end"]) / 2, 1)
+    return f"what is person {rows[0]['id']} doing {_at(middle)}"
 
 
 def _counted_kind(db_path: Path) -> str | None:
@@ -115,4 +129,4 @@ def _captions(db_path: Path) -> str | None:
 
 # A captioner's descriptions come before the kinds tracked: a video with one was ingested that way
 # on purpose, and the tracked kinds (several in most videos) are asked about either way.
-_TEMPLATES = (_speech, _text, _captions, _counted_kind, _kinds, _moving_object, _shots, _movement)
+_TEMPLATES = (_speech, _text, _captions, _action, _counted_kind, _kinds, _moving_object, _shots, _movement)

@@ -44,6 +44,22 @@ def settings_for(home: Path, **overrides) -> config.Settings:
     return replace(config.load(), home=home, **overrides)
 
 
+def copy_video(entry, home: Path):
+    """The video's files (its tables, source, preview and thumbnail; not its memories) in a
+    library of their own at `home`, for a test to change without touching the shared library:
+    its VideoEntry there."""
+    import shutil
+
+    from backend.library import Library
+
+    folder = home / "videos" / entry.folder.name
+    folder.mkdir(parents=True)
+    for path in entry.folder.iterdir():
+        if path.is_file():
+            shutil.copyfile(path, folder / path.name)
+    return Library(home).get(entry.video_id)
+
+
 def leftovers(settings: config.Settings) -> list[str]:
     """What HOME holds besides the library and memory: staging copies, lock files."""
     home = settings.home

@@ -72,14 +72,17 @@ def test_an_answer_that_echoes_the_question_is_refused_and_the_digest_shown(clip
 
 
 def test_an_open_question_after_other_turns_is_still_told_from_the_digest(clips):
-    """In a chat the question is rewritten to stand alone first; a rewrite that narrows "what
-    happens in this video?" must not take the account away from the digest."""
+    """In a chat a follow-up is rewritten to stand alone first; "what happens in this video?"
+    refers to no earlier turn, so no rewrite can narrow it and take the account away from the
+    digest: the one model call is the digest's."""
     settings, ids = clips
     told = "People move the bottles about; one stays in place at the middle right."
-    llm = ScriptedLLM([{"question": "How many bottles are on the table at 5 seconds?"}, told])
+    llm = ScriptedLLM([told])
     answer = ask(ids["intel_bottle-detection.mp4"], "what happens in this video?", settings,
                  llm=llm, history=[("how many bottles are there?", "3")])
     assert answer.evidence[0].tool == "Digest" and answer.answer == told, answer.tree[-1]
+    assert answer.standalone_question == "what happens in this video?"
+    assert len(llm.prompts) == 1
 
 
 def test_an_account_sharing_only_the_digests_own_phrasing_is_refused():

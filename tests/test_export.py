@@ -29,6 +29,7 @@ from backend.errors import ExportError
 from backend.exports import answer as answer_export
 from backend.exports import read_only, video
 from backend.library import Library
+from tests.conftest import copy_video
 
 SPEECH = "autoeditor_example_speech.mp4"
 TUD = "mot15_TUD-Campus.mp4"
@@ -127,6 +128,29 @@ def test_tracks_csv_has_one_row_per_detection_with_its_instance(tud):
         for column in ("t", "x1", "y1", "x2", "y2", "confidence"):
             assert float(got[column]) == want[column]
         assert got["facing"] == (want["facing"] or "")
+
+
+def test_tracks_csv_says_what_each_object_is_doing_at_each_detection(tud, tmp_path):
+    entry = copy_video(tud, tmp_path)
+    first = _rows(entry, "SELECT MIN(t), MAX(t) FROM detections WHERE instance_id = 1")[0]
+    middle = (first[0] + first[1]) / 2
+    with sqlite3.connect(entry.db_path) as db:
+        db.executemany("INSERT INTO actions (instance_id, action, t_start, t_end, score, evidence)"
+                       " VALUES (?, ?, ?, ?, ?, ?)",
+                       [(1, "walking", first[0], first[1], 0.9, "hips move"),
+                        (1, "waving", first[0], middle, 0.7, "wrist above the shoulder")])
+    with read_only(entry) as db:
+        table = list(csv.DictReader(io.StringIO(video.tracks_csv(db))))
+    mine = [r for r in table if r["instance_id"] == "1"]
+    assert mine and all(r["actions"] == ("walking; waving" if float(r["t"]) <= middle
+                                         else "walking") for r in mine)
+    assert all(r["actions"] == "" for r in table if r["instance_id"] != "1")
+    # A video ingested before actions were: the column is there, empty.
+    with sqlite3.connect(entry.db_path) as db:
+        db.execute("DROP TABLE actions")
+    with read_only(entry) as db:
+        older = list(csv.DictReader(io.StringIO(video.tracks_csv(db))))
+    assert len(older) == len(table) and {r["actions"] for r in older} == {""}
 
 
 def test_graphml_holds_every_node_and_edge_of_the_video(tud):

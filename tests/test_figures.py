@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import html
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,11 @@ import pytest
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
 from app import figures, panels
+from backend.actions import Action
 from backend.ingest import decode, frames
 from backend.library import Library
 from backend.sql_runner import run_query
-from tests.conftest import clip, settings_for
+from tests.conftest import clip, copy_video, settings_for
 
 DATA = Path(__file__).parent / "data"
 TRACES = sorted(DATA.glob("answer_*.json"))
@@ -247,6 +249,59 @@ def test_many_tracks_of_one_kind_share_a_row_that_a_button_expands():
 def test_timeline_without_instances_is_an_empty_state():
     fig = figures.timeline_figure([], [], [1.0], 10.0)
     assert figures.is_empty_state(fig)
+
+
+def _strips(fig) -> dict[int, object]:
+    return {t.meta["actions_of"]: t for t in fig.data if "actions_of" in (t.meta or {})}
+
+
+def test_timeline_shows_what_each_person_does_on_their_row(tud, tmp_path):
+    entry = copy_video(tud, tmp_path / "with-actions")
+    first, second = panels.timeline_data(entry).instances[:2]
+    rows = [(first["id"], "walking", first["first_seen"], first["first_seen"] + 1.5, 0.9,
+             "hips move 40 px per s over 8 frames", None),
+            (first["id"], "waving", first["first_seen"] + 1.5, first["first_seen"] + 2.0, 0.7,
+             "wrist above the shoulder in 5 of 6 frames", None),
+            (second["id"], "facing each other", second["first_seen"], second["first_seen"] + 1.0,
+             0.6, "noses 1.2 m apart, turned together", first["id"])]
+    with sqlite3.connect(entry.db_path) as db:
+        db.executemany("INSERT INTO actions (instance_id, action, t_start, t_end, score, evidence,"
+                       " other_id) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    fig = panels.timeline_panel(entry, None)
+    strips = _strips(fig)
+    assert sorted(strips) == sorted({first["id"], second["id"]})
+    bars = {t.meta["instance_id"]: t for t in fig.data if "instance_id" in (t.meta or {})}
+    for iid, strip in strips.items():
+        mine = [r for r in rows if r[0] == iid]
+        assert set(strip.y) == {bars[iid].y[0]}  # on the person's own row
+        assert list(strip.text) == [r[1] for r in mine]
+        assert list(strip.base) == [r[2] for r in mine]
+        for hover, (_, action, start, end, _, evidence, other) in zip(strip.hovertext, mine):
+            assert action in hover and f"{start:.1f} – {end:.1f} s" in hover
+            assert evidence in hover
+            assert (f"with #{other}" in hover) == (other is not None)
+    # A video ingested before actions were has none to show, and its timeline is as before.
+    older = copy_video(tud, tmp_path / "older")
+    with sqlite3.connect(older.db_path) as db:
+        db.execute("DROP TABLE actions")
+    fig = panels.timeline_panel(older, None)
+    assert not _strips(fig) and len(_bars(fig)) == len(panels.timeline_data(older).instances)
+
+
+def test_actions_of_a_grouped_track_show_when_every_track_is_shown():
+    people = [{"id": k, "category": "person", "first_seen": k * 0.5, "last_seen": k * 0.5 + 3}
+              for k in range(1, 16)]
+    acts = {3: [Action(3, "running", 1.5, 3.0, 0.8, "feet off the ground in 4 of 7 frames")],
+            40: [Action(40, "riding", 0.0, 2.0, 0.9, "hips on the bicycle #41", 41)]}
+    people.append({"id": 40, "category": "person", "first_seen": 0.0, "last_seen": 9.0})
+    fig = figures.timeline_figure(people, [40], [], 10.0, None, acts)
+    strips = _strips(fig)
+    assert strips[40].visible is not False and strips[3].visible is False
+    assert strips[40].y[0] == "#40 person" and "with #41" in strips[40].hovertext[0]
+    grouped, every = fig.layout.updatemenus[0].buttons
+    for state, shown in ((grouped, False), (every, True)):
+        visible = dict(zip([id(t) for t in fig.data], state.args[0]["visible"]))
+        assert visible[id(strips[3])] is shown and visible[id(strips[40])] is True
 
 
 # --- key frames -----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import sqlite_utils
 from backend import library_search
 from backend.library import Library
 from tests.conftest import browser_page, running_app
+from tests.fakes import fake_video_folder
 
 COUNT = 500
 
@@ -108,3 +109,32 @@ def test_the_page_lists_500_videos_in_3_seconds_and_a_search_narrows_them(big):
         assert shown and shown <= {f"clip-{k:03d}.mp4" for k in range(7, COUNT, 50)}, shown
     print(f"the page listed {COUNT} videos in {loaded:.2f} s")
     assert loaded <= 3.0, loaded
+
+
+def test_a_search_finds_videos_by_what_people_do_and_what_the_picture_shows(tmp_path):
+    riding, bird, older = "a" * 16, "b" * 16, "c" * 16
+    for video_id in (riding, bird, older):
+        fake_video_folder(tmp_path / "videos" / video_id, video_id)
+    with sqlite3.connect(tmp_path / "videos" / riding / "video.db") as db:
+        db.executemany("INSERT INTO actions (instance_id, action, t_start, t_end, score, evidence, "
+                       "other_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [(1, "riding", 2.0, 9.0, 0.9, "hips on the horse #2", 2),
+                        (1, "waving", 3.0, 4.0, 0.7, "wrist above the shoulder", None)])
+    with sqlite3.connect(tmp_path / "videos" / bird / "video.db") as db:
+        db.execute("INSERT INTO tags (t_start, t_end, tag, wnid, score) VALUES "
+                   "(0.0, 5.0, 'sulphur-crested cockatoo', 'n01819313', 0.8)")
+    with sqlite3.connect(tmp_path / "videos" / older / "video.db") as db:
+        db.execute("DROP TABLE actions")  # ingested before there were actions and tags
+        db.execute("DROP TABLE tags")
+    entries = Library(tmp_path).list()
+
+    def found(text: str) -> set[str]:
+        return {e.video_id for e in library_search.find(entries, text)}
+
+    # An action by its word or its stem; a tag by any word of its label, at a word's start.
+    for text in ("riding", "ride", "rides", "rid", "waving", "wave"):
+        assert found(text) == {riding}, text
+    for text in ("cockatoo", "sulphur", "crested", "COCK"):
+        assert found(text) == {bird}, text
+    assert found("ride cockatoo") == set() and found("atoo") == set()
+    assert found("walk") == set() and found("") == {riding, bird, older}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import sqlite_utils
 
@@ -91,3 +92,34 @@ def test_people_clip_suggests_counting_and_direction(ingested, library_settings)
     assert "how many people appear in the video" in questions
     assert "which way do most of the people move" in questions
     assert not any(q.startswith("what is said") for q in questions)  # no audio track
+
+
+def _people_doing(path, actions: list[tuple]) -> None:
+    """A 30 s clip with two people and the given (instance_id, action, t_start, t_end, score)."""
+    db = sqlite_utils.Database(path)
+    schema.create_tables(db)
+    db["video"].insert({"id": "v", "name": "yard.mp4", "fps": 25.0, "frames": 750,
+                        "duration": 30.0, "width": 640, "height": 360, "has_audio": 0,
+                        "models": "{}"})
+    db["instances"].insert_all([{"id": k, "category": "person", "first_seen": 0.0,
+                                 "last_seen": 30.0, "frame_count": 150} for k in (1, 3)])
+    db["actions"].insert_all({"instance_id": i, "action": a, "t_start": s, "t_end": e,
+                              "score": p, "evidence": "keypoints"} for i, a, s, e, p in actions)
+    db.close()
+
+
+def test_a_clip_with_actions_and_only_such_a_clip_suggests_asking_what_a_person_does(tmp_path):
+    path = tmp_path / "yard.db"
+    _people_doing(path, [(1, "walking", 0.0, 30.0, 0.5), (3, "waving", 10.0, 14.0, 0.9)])
+    doing = [q for q in suggest(path) if " doing " in q]
+    # The action ingest is surest of, asked at a time inside it.
+    assert doing == ["what is person 3 doing at 12 seconds"], doing
+    assert 10.0 <= resolve(doing[0], 30.0).start <= 14.0
+    # Without actions, no such question.
+    _people_doing(tmp_path / "still.db", [])
+    assert not any(" doing " in q for q in suggest(tmp_path / "still.db"))
+    # A video ingested before there were actions: no such table, the same suggestions.
+    _people_doing(tmp_path / "older.db", [])
+    with sqlite3.connect(tmp_path / "older.db") as db:
+        db.execute("DROP TABLE actions")
+    assert suggest(tmp_path / "older.db") == suggest(tmp_path / "still.db")

@@ -280,8 +280,9 @@ def pattern_messages(task_type: str, workflows: list[str]) -> list[dict]:
 
 _STANDALONE_SYSTEM = """You rewrite the user's last question about a video so that it can be
 understood without the conversation: replace words like "that", "it", "he", "after that", "the
-same" with what they refer to. Keep it short. If it already stands alone, return it unchanged.
-Reply as JSON: {"question": ...}."""
+same" with what they refer to. The result must still be the same question, with the same
+question word; never answer it and never turn it into a statement. Keep it short. If it already
+stands alone, return it unchanged. Reply as JSON: {"question": ...}."""
 
 
 def standalone_messages(turns: list[tuple[str, str]], question: str) -> list[dict]:

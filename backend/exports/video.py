@@ -1,7 +1,8 @@
 """What ingest stored about one video, in formats other programs read.
 
 The transcript as SubRip (`srt`) and WebVTT (`webvtt-py`), one cue per speech segment; the
-tracks as CSV, one row per detection with its instance's kind; the knowledge graph as GraphML
+tracks as CSV, one row per detection with its instance's kind and what it is doing then; the
+knowledge graph as GraphML
 (networkx), its attributes made scalars since GraphML has no lists and no nulls.
 """
 
@@ -19,11 +20,13 @@ import sqlite_utils
 import srt
 import webvtt
 
+from backend import actions
 from backend.errors import ExportError
 from backend.graph.network import has_graph, to_networkx
 
-TRACK_COLUMNS = ("instance_id", "category", "t", "frame", "x1", "y1", "x2", "y2", "confidence",
-                 "posture", "arm_raised", "facing")
+_TRACKED = ("instance_id", "category", "t", "frame", "x1", "y1", "x2", "y2", "confidence",
+            "posture", "arm_raised", "facing")
+TRACK_COLUMNS = (*_TRACKED, "actions")  # actions: those whose span holds t, joined by "; "
 
 
 def render(db: sqlite_utils.Database, fmt: str) -> str:
@@ -60,10 +63,13 @@ def tracks_csv(db: sqlite_utils.Database) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(TRACK_COLUMNS)
-    columns = ", ".join(f"i.{c}" if c == "category" else f"d.{c}" for c in TRACK_COLUMNS)
+    doing = actions.by_instance(actions.read(db))
+    columns = ", ".join(f"i.{c}" if c == "category" else f"d.{c}" for c in _TRACKED)
     for row in db.execute(f"SELECT {columns} FROM detections d JOIN instances i "
                           "ON i.id = d.instance_id ORDER BY d.t, d.instance_id"):
-        writer.writerow(row)
+        iid, t = row[0], row[2]
+        writer.writerow([*row, "; ".join(a.action for a in doing.get(iid, [])
+                                         if a.t_start <= t <= a.t_end)])
     return out.getvalue()
 
 

@@ -82,7 +82,10 @@ class Action:
     t_end: float
     score: float
     evidence: str
-    other_id: int | None = None
+    other_id: int | None = None   # the instance acted on or with: the held cup, the other person
+
+    def span(self) -> str:
+        return f"{self.t_start:.1f} – {self.t_end:.1f} s"
 
     def row(self, i: int) -> dict:
         return {"id": i, "instance_id": self.instance_id, "action": self.action,
