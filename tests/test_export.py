@@ -135,6 +135,7 @@ def test_tracks_csv_says_what_each_object_is_doing_at_each_detection(tud, tmp_pa
     first = _rows(entry, "SELECT MIN(t), MAX(t) FROM detections WHERE instance_id = 1")[0]
     middle = (first[0] + first[1]) / 2
     with sqlite3.connect(entry.db_path) as db:
+        db.execute("DELETE FROM actions")  # only the rows below
         db.executemany("INSERT INTO actions (instance_id, action, t_start, t_end, score, evidence)"
                        " VALUES (?, ?, ?, ?, ?, ?)",
                        [(1, "walking", first[0], first[1], 0.9, "hips move"),

@@ -154,7 +154,7 @@ def test_tree_without_nodes_is_an_empty_state():
 # --- timeline -------------------------------------------------------------------------------
 
 def _bars(fig) -> dict[int, object]:
-    return {t.meta["instance_id"]: t for t in fig.data if t.type == "bar"}
+    return {t.meta["instance_id"]: t for t in fig.data if t.type == "bar" and "instance_id" in t.meta}
 
 
 def test_timeline_has_a_row_per_instance_and_highlights_the_answers(tud):
@@ -265,6 +265,7 @@ def test_timeline_shows_what_each_person_does_on_their_row(tud, tmp_path):
             (second["id"], "facing each other", second["first_seen"], second["first_seen"] + 1.0,
              0.6, "noses 1.2 m apart, turned together", first["id"])]
     with sqlite3.connect(entry.db_path) as db:
+        db.execute("DELETE FROM actions")  # only the rows below: what each strip shows is known
         db.executemany("INSERT INTO actions (instance_id, action, t_start, t_end, score, evidence,"
                        " other_id) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     fig = panels.timeline_panel(entry, None)
