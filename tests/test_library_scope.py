@@ -102,3 +102,23 @@ def test_ask_all_videos_from_the_command_line(library, monkeypatch, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert [v["video_id"] for v in payload["videos"]] == [ids["intel_bottle-detection.mp4"]]
     assert main(["ask", "--all-videos", ids["mot15_TUD-Campus.mp4"], "how many?", "--json"]) == 2
+
+
+def test_who_does_something_names_the_clips_where_someone_does_it(library):
+    """'Which clips show people walking?': the clips whose actions table holds walking, with
+    the time someone starts; riding a horse, which no clip shows, names none."""
+    settings, ids = library
+    walked = {}
+    for video in Library(settings.home).list():
+        db = sqlite_utils.Database(video.db_path)
+        rows = list(db.query("SELECT MIN(t_start) AS t FROM actions WHERE action = 'walking' "
+                             "HAVING COUNT(*) > 0"))
+        if rows:
+            walked[video.video_id] = rows[0]["t"]
+    assert ids["mot15_TUD-Campus.mp4"] in walked
+    answer = ask_library("Which clips show people walking?", settings)
+    assert {v["video_id"] for v in answer.videos} == set(walked)
+    assert all(v["times"][0] == pytest.approx(walked[v["video_id"]], abs=0.01) for v in answer.videos)
+    assert answer.usage.llm_calls == 0
+    none = ask_library("Who is riding a horse?", settings)
+    assert none.videos == [] and none.answer.startswith("None of the")

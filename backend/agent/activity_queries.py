@@ -17,6 +17,7 @@ from collections import defaultdict
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import Result, Target, VideoTables
 from backend.errors import QueryError
+from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE
 from models import lexicon
 
 # A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
@@ -28,7 +29,7 @@ _POSTURES = ("standing", "sitting", "lying", "bending")
 ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
                 "hands joined": ("holding hands", "hand in hand", "hand"),
                 "turning round": ("turn", "turning round", "turning around"),
-                "raising arms": ("raise", "arm", "raising arms"),
+                "raising arms": ("raise", "raising arms", "hands up"),
                 "using a phone": ("phone", "call", "using a phone"),
                 "passing a ball": ("pass", "ball", "passing a ball")}
 # The words an option may use for a picture fact that tells something (colour footage shot
@@ -135,3 +136,20 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], target: Tar
     if facts:
         text += f" Picture: {', '.join(facts)}."
     return text
+
+
+def named_actions(text: str) -> set[str]:
+    """The actions of the vocabulary (`actions.ACTIONS`) a text names: one of its words is the
+    action's own verb in one of its commonest senses ('who is riding a horse' -> riding,
+    'sitting down' -> sitting); an action of two people must be named whole ('hugging')."""
+    said = lexicon.terms(text)
+    found = set()
+    for action in ACTIONS:
+        if action in BETWEEN_PEOPLE and len(action.split()) > 1:
+            if action in text.lower():
+                found.add(action)
+            continue
+        head = lexicon.terms(action)[0]
+        if any(lexicon.link(term, head) == lexicon.SAME for term in said):
+            found.add(action)
+    return found

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from backend import kinds
-from backend.agent import graph_tool, queries, routing, video_tables
+from backend.agent import activity_queries, graph_tool, queries, routing, video_tables
 from backend.agent.tools import MemorySearch, Observation, ToolContext
 from backend.library import VideoEntry
 
@@ -101,6 +101,9 @@ class LibraryTool:
     def run(self, tool_input: str, ctx: ToolContext) -> Observation:
         # "Somebody talking" asks for speech, not for people: no kind question then.
         medium = _presence_asked(tool_input)
+        # "Which clips show people walking" asks for an action, not for people.
+        if medium is None and (done := activity_queries.named_actions(tool_input)):
+            return _observed_actions(done, self.by_action(done, tool_input), len(self.videos))
         asked = kind_question(tool_input) if medium is None else None
         if asked is not None:
             found, unsure = self.by_kind(asked)
@@ -132,6 +135,31 @@ class LibraryTool:
                 found.append(Found(video.video_id, video.name, list(result.times or []), result.text,
                                    float(result.value)))
         return found, unsure
+
+    def by_action(self, done: set[str], question: str) -> list[Found]:
+        """Videos where someone does what is asked ('who is riding a horse'), longest first;
+        where the question names a kind as well, only with that kind (the ridden horse)."""
+        with_kinds = [k for k in kinds.named(question) if k != "person"]
+        listed = ", ".join(video_tables.quoted(a) for a in sorted(done))
+        found = []
+        for video in self.videos:
+            tables = video_tables.VideoTables(video.db_path, self.sql_timeout_s, self.sql_max_rows)
+            if not activity_queries.has(tables, "actions"):
+                continue
+            rows = tables.rows(
+                "SELECT a.instance_id, a.action, a.t_start, a.t_end, a.evidence, o.category AS other "
+                f"FROM actions a LEFT JOIN instances o ON o.id = a.other_id WHERE a.action IN ({listed}) "
+                "ORDER BY a.t_end - a.t_start DESC LIMIT 20")
+            if with_kinds:
+                rows = [r for r in rows if r["other"] in with_kinds]
+            if rows:
+                said = "; ".join(f"#{r['instance_id']} {r['action']}"
+                                 f"{' ' + r['other'] if r['other'] else ''} "
+                                 f"{r['t_start']:.1f}-{r['t_end']:.1f} s ({r['evidence']})"
+                                 for r in rows[:3])
+                found.append(Found(video.video_id, video.name, sorted(r["t_start"] for r in rows),
+                                   said, sum(r["t_end"] - r["t_start"] for r in rows)))
+        return sorted(found, key=lambda f: -f.score)
 
     def by_presence(self, medium: str) -> list[Found]:
         """Videos with speech ('speech') or on-screen text ('screen_text'), most first: seconds
@@ -222,6 +250,18 @@ _PRESENCE_SQL = {
 # Below these a transcript or a reading is more likely noise (Whisper's "Thank you." on wind).
 _PRESENT = {"speech": 3.0, "screen_text": 2}
 _UNITS = {"speech": "s of speech", "screen_text": "reads of on-screen text"}
+
+
+def _observed_actions(done: set[str], found: list[Found], videos: int) -> Observation:
+    what = " or ".join(sorted(done))
+    if not found:
+        said = f"None of the {videos} videos shows anyone {what}"
+        return Observation(text=f"{said} (actions read from body keypoints and the objects at "
+                                "hand).", support="computed", value=said)
+    return Observation(text=f"{len(found)} of {videos} videos show someone {what}:\n"
+                            + "\n".join(f.line() for f in found),
+                       support="computed", value=_names(found), rows=[_row(f) for f in found],
+                       times=[t for f in found for t in f.times[:1]])
 
 
 def _presence_asked(question: str) -> str | None:

@@ -218,30 +218,12 @@ def question_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def truth_actions(label: str) -> set[str]:
-    """The actions of our vocabulary a dataset label names: a word of the label is the action's
-    own verb, in one of its commonest senses ('riding a horse' -> riding, 'sitting down' ->
-    sitting); an action of two people must be named whole ('hugging' -> hugging)."""
-    from models import lexicon
-
-    said = lexicon.terms(label)
-    found = set()
-    for action in actions.ACTIONS:
-        if action in actions.BETWEEN_PEOPLE and len(action.split()) > 1:
-            if action in label:
-                found.add(action)
-            continue
-        head = lexicon.terms(action)[0]
-        if any(lexicon.link(term, head) == lexicon.SAME for term in said):
-            found.add(action)
-    return found
-
-
 def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
     """Every clip ingested (into `settings.home`, so a second run reuses it), its actions and
     tags read back, scored per action against the clip's label, and its five-option question
     decided by code from the activity evidence alone."""
     from backend.agent import option_match, queries, video_tables
+    from backend.agent.activity_queries import named_actions
     from backend.ingest.pipeline import ingest
     from backend.library import Library
 
@@ -265,7 +247,7 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
         said = {row["action"] for row in tables.rows("SELECT DISTINCT action FROM actions")}
         top = [t["tag"] for t in tables.rows("SELECT tag FROM tags GROUP BY tag "
                                              "ORDER BY MAX(score) DESC LIMIT 3")]
-        truth = truth_actions(r["label"])
+        truth = named_actions(r["label"])
         h = half[r["file"]]
         for action in actions.ACTIONS:
             cell = per_action[h][action]
