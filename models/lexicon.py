@@ -215,3 +215,42 @@ def synset_wnid(name: str) -> str:
     """The wnid of a synset named as WordNet names it ('vessel.n.02', the watercraft), for
     rules that must mean one sense of a word."""
     return _wnid(_wordnet().synset(name))
+
+
+# A word's definition naming the evidence (archery, "shooting arrows with a bow", and the tag
+# 'bow') is weaker support than the word itself: the evidence is part of the scene, not the act.
+GLOSS = 0.5
+
+
+@lru_cache(maxsize=4096)
+def _gloss_words(word: str) -> frozenset[str]:
+    """Nouns and verbs of the definitions of the word's commonest senses, as lemmas."""
+    found = set()
+    for synset in _common(word):
+        tokens = words(synset.definition())
+        for token in tokens:
+            if token not in stopwords():
+                found |= _forms(token)
+        found |= {f"{a}_{b}" for a, b in zip(tokens, tokens[1:])  # 'stringed instrument'
+                  if a not in stopwords() and b not in stopwords()}
+    return frozenset(found)
+
+
+def _forms(word: str) -> set[str]:
+    reader = _wordnet()
+    return {_key(word)} | {reader.morphy(_key(word), pos) for pos in _POS} - {None}
+
+
+def gloss_link(word: str, evidence: str) -> float:
+    """GLOSS where the definition of `word` names an evidence word itself ('skateboarding': "ride
+    on a flat board ..." names 'ride'), else 0.0."""
+    return GLOSS if _forms(evidence) & _gloss_words(word) else 0.0
+
+
+def gloss_tag_link(word: str, wnid: str) -> float:
+    """GLOSS where the definition of `word` names the tag or the kind just above it ('clean and
+    jerk': "... the barbell is lifted ..." and the tag 'barbell'; 'guitar': "a stringed
+    instrument ..." and the tag 'banjo', a stringed instrument), else 0.0."""
+    synset = _synset(wnid)
+    names = {_key(n) for s in (synset, *synset.hypernyms()) for n in s.lemma_names()}
+    return GLOSS if names & _gloss_words(word) else 0.0

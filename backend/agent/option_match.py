@@ -292,7 +292,8 @@ _GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "some
 
 def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     """Score: for each content word of the option, its best link (WordNet: same word 1.0, a
-    kind of it 0.8, derived 0.6) to a word of what people were seen doing, a tag of the picture
+    kind of it 0.8, derived 0.6, named in its definition 0.5: archery is "shooting arrows with
+    a bow") to a word of what people were seen doing, a tag of the picture
     (by the tag's own synset) or a picture fact, times how strongly the video shows it; the
     option's score is the mean over its words, so 'riding a horse' beats 'riding a bike' where
     a horse was ridden. One option far ahead is picked; else the options with any support are
@@ -308,8 +309,10 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        best = [max([lexicon.link(term, w) * s for w, s in words.items()] +
-                    [lexicon.tag_link(term, wnid) * s for wnid, s in tags.values()] + [0.0])
+        best = [max([max(lexicon.link(term, w), lexicon.gloss_link(term, w)) * s
+                     for w, s in words.items()] +
+                    [max(lexicon.tag_link(term, wnid), lexicon.gloss_tag_link(term, wnid)) * s
+                     for wnid, s in tags.values()] + [0.0])
                 for term in asked]
         scores[i] = round(0.7 * max(best) + 0.3 * sum(best) / len(best), 3)
     if not scores or max(scores.values()) <= 0:

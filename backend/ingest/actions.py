@@ -66,7 +66,7 @@ THROWN = {"sports ball", "frisbee"}
 
 SEEN = kp_index.SEEN
 WALK, RUN = 0.25, 1.4       # foot point speed, body heights a second (1.4 m/s walking ~0.8)
-JUMP = 0.15                 # feet and hips above their lowest nearby place, body heights
+JUMP = 0.2                  # ankles and hips above their lowest nearby place, body heights
 FALL_SECONDS = 2.0
 TURN_SECONDS = 2.0
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
@@ -195,7 +195,7 @@ def perceive(frames: list[Frame], size: tuple[int, int],
                     mark(pid, action, s.t, note, thing.instance_id)
                     if action == "riding":
                         riding_times.add(s.t)
-        _body(pid, track, speeds, riding_times, support, mark)
+        _body(pid, track, speeds, pan, riding_times, support, mark)
     _between(on_frame, things, speeds, mark)
     return _intervals(support, people)
 
@@ -238,7 +238,7 @@ def _speed(track: list[_Seen], k: int, pan) -> float | None:
     return float(np.linalg.norm(moved)) / height
 
 
-def _body(pid: int, track: list[_Seen], speeds, riding: set[float],
+def _body(pid: int, track: list[_Seen], speeds, pan, riding: set[float],
           support, mark) -> None:
     for k, s in enumerate(track):
         if s.interpolated:
@@ -260,7 +260,7 @@ def _body(pid: int, track: list[_Seen], speeds, riding: set[float],
             mark(pid, "raising arms", s.t, "a wrist above its shoulder")
             if _waving(track, k):
                 mark(pid, "waving", s.t, "a raised hand moving side to side")
-        if _jumping(track, k):
+        if _jumping(track, k, camera_still=abs(pan(s.t)[1]) < 0.5 * s.height):
             mark(pid, "jumping", s.t, "feet and hips rise together and come down")
         if note := _falling(track, k):
             mark(pid, "falling", s.t, note)
@@ -293,25 +293,32 @@ def _waving(track: list[_Seen], k: int) -> bool:
     return len(big) >= 2 and bool(np.any(np.sign(big[1:]) != np.sign(big[:-1])))
 
 
-def _feet_y(s: _Seen) -> float:
+def _ankles_y(s: _Seen) -> float | None:
     ankles = [a[1] for a in (s.joint(kp_index.L_ANKLE), s.joint(kp_index.R_ANKLE)) if a is not None]
-    return max(ankles) if ankles else s.box[3]
+    return max(ankles) if ankles else None
 
 
-def _jumping(track: list[_Seen], k: int) -> bool:
+def _feet_y(s: _Seen) -> float:
+    ankles = _ankles_y(s)
+    return s.box[3] if ankles is None else ankles
+
+
+def _jumping(track: list[_Seen], k: int, camera_still: bool) -> bool:
+    """Ankles and hips rise together by a fifth of the body above their lowest place within a
+    second, and the ankles come down again, while the body keeps its size and the camera holds
+    still (a tilt or a shake lifts everyone in the picture)."""
     s = track[k]
-    near = [n for n in _window(track, k, 2.0) if not n.interpolated]
+    near = [n for n in _window(track, k, 2.0) if not n.interpolated and _ankles_y(n) is not None]
     hips = s.mid(kp_index.L_HIP, kp_index.R_HIP)
-    if len(near) < 3 or hips is None:
+    if not camera_still or len(near) < 3 or hips is None or _ankles_y(s) is None:
         return False
-    ground = max(_feet_y(n) for n in near)
+    ground = max(_ankles_y(n) for n in near)
     hip_low = max(h[1] for n in near if (h := n.mid(kp_index.L_HIP, kp_index.R_HIP)) is not None)
     height = float(np.median([n.height for n in near]))
-    after = [n for n in near if n.t > s.t]
-    came_down = any(_feet_y(n) > _feet_y(s) + JUMP * height / 2 for n in after)
+    came_down = any(_ankles_y(n) > _ankles_y(s) + JUMP * height / 2 for n in near if n.t > s.t)
     # Walking away from the camera also raises the feet in the picture: the body shrinks then.
     same_size = 0.85 <= s.height / height <= 1.15
-    return (ground - _feet_y(s) >= JUMP * height and hip_low - hips[1] >= JUMP * height * 0.7
+    return (ground - _ankles_y(s) >= JUMP * height and hip_low - hips[1] >= JUMP * height * 0.7
             and came_down and same_size)
 
 
@@ -371,22 +378,22 @@ def _climbing(track: list[_Seen], k: int) -> bool:
 
 
 def _dancing(track: list[_Seen], k: int, speed: float | None) -> bool:
-    """Hands moving fast (two torso lengths a second around the hips) for two seconds while
-    the body stays put: walking swings the arms too, but moves on."""
-    near = [n for n in _window(track, k, 2.0) if n.kp is not None and not n.interpolated]
-    if len(near) < 6 or speed is None or speed >= WALK:
+    """Hands moving fast (two and a half torso lengths a second around the hips) through three
+    seconds while the body stays put: walking and ball games swing the arms too, but move on
+    or stop."""
+    near = [n for n in _window(track, k, 3.0) if n.kp is not None and not n.interpolated]
+    if len(near) < 8 or speed is None or speed >= WALK:
         return False
-    limbs = (kp_index.L_WRIST, kp_index.R_WRIST)
     moves = []
     for a, b in zip(near, near[1:]):
         ca, cb = a.mid(kp_index.L_HIP, kp_index.R_HIP), b.mid(kp_index.L_HIP, kp_index.R_HIP)
         if ca is None or cb is None or b.t <= a.t:
             continue
-        for j in limbs:
+        for j in (kp_index.L_WRIST, kp_index.R_WRIST):
             pa, pb = a.joint(j), b.joint(j)
             if pa is not None and pb is not None:
                 moves.append(float(np.linalg.norm((pb - cb) - (pa - ca))) / a.torso / (b.t - a.t))
-    return len(moves) >= 6 and float(np.median(moves)) >= 2.0
+    return len(moves) >= 10 and float(np.median(moves)) >= 2.5
 
 
 def _grown(box, by: float):
