@@ -61,6 +61,10 @@ OUTDOORS = r"\b(?:street|road|field|beach|ocean|sea|lake|river|park|sky|outdoors
            r"parking|highway|intersection|city|town|waves?|surf|pasture|farm|dirt)\b"
 
 
+GREY = r"\b(?:black and white|black-and-white|monochrome|gr[ae]yscale|sepia)\b"
+DRAWN = r"\b(?:cartoon|drawing|drawn|illustration|painting|animated|animation)\b"
+
+
 def halves(names: list[str]) -> dict[str, str]:
     ordered = sorted(names)
     return {name: "tune" if k < len(ordered) / 2 else "report" for k, name in enumerate(ordered)}
@@ -119,6 +123,7 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
     half = halves(list(captions))
     tally = {h: {"actions": defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0}),
                  "tags": defaultdict(lambda: {"right": 0, "of": 0}),
+                 # whole-picture facts: indoors, outdoors, black and white, animation
                  "places": defaultdict(lambda: {"right": 0, "of": 0, "true": 0})}
              for h in ("tune", "report")}
     for n, name in enumerate(names, start=1):
@@ -137,12 +142,17 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
             cell = t["tags"][top.label]
             cell["of"] += 1
             cell["right"] += _tag_true(top, captions[name])
-        for fact in ("indoors", "outdoors"):
+        text = " ".join(captions[name]).lower()
+        truths = {"indoors": place == "indoors", "outdoors": place == "outdoors",
+                  "black and white": bool(re.search(GREY, text)),
+                  "animation": bool(re.search(DRAWN, text))}
+        said_facts = {facts.get("place"), facts.get("colour"), facts.get("footage")}
+        for fact, true in truths.items():
             cell = t["places"][fact]
-            cell["true"] += place == fact
-            if facts.get("place") == fact:
+            cell["true"] += true
+            if fact in said_facts:
                 cell["of"] += 1
-                cell["right"] += place == fact
+                cell["right"] += true
         progress(f"{n}/{len(names)} {name}: said {sorted(said)}, captions {sorted(stated)}, "
                  f"tag {tags[0].label if tags else '-'}, place {facts.get('place')} / {place}")
     return {"source": "COCO val2017 first 128, five human captions each",
