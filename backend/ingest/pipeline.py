@@ -260,8 +260,7 @@ def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
 
 
 def _write_thumbnail(source: Path, meta: decode.VideoMeta, target: Path) -> None:
-    reader = decode.open_reader(source)
-    frame = reader[min(meta.frames - 1, meta.frames // 3)].asnumpy()
-    image = Image.fromarray(frame)
+    index = min(meta.frames - 1, meta.frames // 3)
+    image = Image.fromarray(decode.frames_at(source, meta, [index])[index])
     image.thumbnail((320, 180))
     image.save(target, quality=85)
