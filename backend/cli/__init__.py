@@ -450,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(payload, default=str))
     else:
         args.render(payload)
-    return 0
+    # A command whose every part failed says so in its status too (a script checks that).
+    return args.status(payload) if hasattr(args, "status") else 0
 
 
 def _report_failure(error: Exception, json_mode: bool, argv: list[str]) -> int:
