@@ -21,7 +21,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from backend.errors import ExportError
-from backend.exports import read_only
+from backend.exports import read_only, target
 from backend.ingest import frames
 from backend.library import VideoEntry
 
@@ -162,7 +162,7 @@ def write(answer: AnswerFile, entry: VideoEntry, out: Path, fmt: str) -> list[Pa
         images[k.frame].save(path, quality=90)
         written.append(path)
         shown.append(replace(k, image=f"{folder.name}/{path.name}"))
-    out.write_text(render(answer, entry.name, shown, fmt), encoding="utf-8")
+    target.write(out, render(answer, entry.name, shown, fmt).encode("utf-8"))
     return [out, *written]
 
 
