@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from backend.errors import ExportError
+from backend.exports import answer as answer_export
 from tests.conftest import REPO
 from tests.test_cli_json import cli
 
@@ -60,3 +62,27 @@ def test_an_export_to_where_no_file_can_be_is_a_clear_message(out, words, tmp_pa
                              home=library_settings.home)
     assert (status, payload["kind"]) == (2, "ExportError") and words in payload["error"], payload
     assert (tmp_path / "notes.txt").read_text() == "kept as it is\n"
+
+
+def _answer_with_chain(video_id: str, nodes: int) -> dict:
+    """A valid answer file whose planner tree is one chain of `nodes` nodes."""
+    tree = [{"id": i, "parent": i - 1 if i else None, "thought": f"step {i}"} for i in range(nodes)]
+    return {"video_id": video_id, "question": "how many people?", "answer": "3", "evidence": [],
+            "tree": tree}
+
+
+def test_an_answer_file_nested_without_end_or_with_a_huge_tree_is_named(tmp_path, ingested,
+                                                                        library_settings):
+    done = ingested("mot15_TUD-Campus.mp4")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    status, payload, _ = cli("export", done.video_id, "--format", "json", "--answer", str(deep),
+                             "--json", home=library_settings.home)
+    assert (status, payload["kind"]) == (2, "ExportError"), payload
+    assert "'deep.json' nests its JSON too deeply" in payload["error"]
+    chain = _answer_with_chain(done.video_id, answer_export.MAX_TREE_NODES + 1)
+    with pytest.raises(ExportError, match="'chain.json' is not an answer .*tree: List should "
+                                          "have at most 1000 items"):
+        answer_export.parse(chain, "chain.json")
+    longest = answer_export.parse(_answer_with_chain(done.video_id, 1000), "long.json")
+    assert len(answer_export.markdown(longest, "campus.mp4", [])) < 2**21
