@@ -86,3 +86,9 @@ def test_an_answer_file_nested_without_end_or_with_a_huge_tree_is_named(tmp_path
         answer_export.parse(chain, "chain.json")
     longest = answer_export.parse(_answer_with_chain(done.video_id, 1000), "long.json")
     assert len(answer_export.markdown(longest, "campus.mp4", [])) < 2**21
+
+
+def test_ask_all_videos_without_a_question_says_the_question_is_missing(tmp_path):
+    status, payload, _ = cli("ask", "--all-videos", "--json", home=tmp_path / "home")
+    assert (status, payload["kind"]) == (2, "UsageError")
+    assert payload["error"].startswith("the QUESTION is missing") and "VIDEO_ID" not in payload["error"]
