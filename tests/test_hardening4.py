@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from backend.errors import ExportError
 from backend.exports import answer as answer_export
-from tests.conftest import REPO
+from tests.conftest import REPO, clip, leftovers, settings_for
 from tests.test_cli_json import cli
 
 
@@ -92,3 +95,36 @@ def test_ask_all_videos_without_a_question_says_the_question_is_missing(tmp_path
     status, payload, _ = cli("ask", "--all-videos", "--json", home=tmp_path / "home")
     assert (status, payload["kind"]) == (2, "UsageError")
     assert payload["error"].startswith("the QUESTION is missing") and "VIDEO_ID" not in payload["error"]
+
+
+def test_distill_steps_are_bounded(tmp_path):
+    status, payload, _ = cli("memory", "distill", "--steps", "1000000000", "--json",
+                             home=tmp_path / "home")
+    assert (status, payload["kind"]) == (2, "InputError")
+    assert "from 1 to 5,000, not 1,000,000,000" in payload["error"]
+
+
+@pytest.mark.parametrize("json_mode", [True, False])
+def test_ctrl_c_ends_a_command_with_a_message_and_leaves_nothing(json_mode, tmp_path):
+    """Ctrl-C exited 1 with a traceback and no JSON; mid-ingest here, it says so and the
+    library is as it was."""
+    home = tmp_path / "home"
+    command = [sys.executable, "-m", "backend", "ingest", str(clip("mot15_TUD-Campus.mp4")),
+               *(["--json"] if json_mode else ["--quiet"])]
+    child = subprocess.Popen(command, env={**os.environ, "MEMORYREEL_HOME": str(home),
+                                           "PYTHONPATH": str(REPO)},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(home.glob(".staging/*")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the video is being built
+    time.sleep(1)
+    assert child.poll() is None
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    said = "Interrupted (Ctrl-C): `ingest` stopped before it finished."
+    assert child.returncode == 130 and "Traceback" not in err, err[-2000:]
+    if json_mode:
+        assert json.loads(out) == {"error": said, "kind": "Interrupted"}
+    else:
+        assert said in err and not out
+    assert not list((home / "videos").glob("*")) and not leftovers(settings_for(home))
