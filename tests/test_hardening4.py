@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 
 from backend.errors import ExportError
 from backend.exports import answer as answer_export
-from tests.conftest import REPO, clip, leftovers, settings_for
+from tests.conftest import REPO, clip, leftovers, running_app, settings_for
 from tests.test_cli_json import cli
 
 
@@ -128,3 +130,34 @@ def test_ctrl_c_ends_a_command_with_a_message_and_leaves_nothing(json_mode, tmp_
     else:
         assert said in err and not out
     assert not list((home / "videos").glob("*")) and not leftovers(settings_for(home))
+
+
+def _routes(app) -> list:
+    """The app's routes, those of routers it includes too (FastAPI keeps those apart)."""
+    return [r for route in app.routes
+            for r in (route.original_router.routes if hasattr(route, "original_router") else [route])]
+
+
+def test_with_a_login_every_route_but_the_login_page_asks_for_it(tmp_path):
+    """The heartbeat stream and startup-events answered 200 to a client that never logged in
+    (and the stream stayed open); every route of the app is tried, its parameters filled in."""
+    from app import login_wall
+
+    settings = settings_for(tmp_path / "home", auth="ada:lovelace")
+    with running_app(settings) as (url, demo):
+        base = url.rstrip("/")
+        paths = {re.sub(r"\{[^}]*\}", "x", route.path) for route in _routes(demo.app)
+                 if "GET" in (getattr(route, "methods", None) or ())}
+        guarded = sorted(p for p in paths if not login_wall.for_login_page(p))
+        assert {"/gradio_api/heartbeat/x", "/gradio_api/startup-events"} <= set(guarded)
+        with httpx.Client(timeout=10) as stranger:
+            answered = {path: stranger.get(base + path).status_code for path in guarded}
+            assert answered == dict.fromkeys(guarded, 401)
+            assert stranger.post(f"{base}/gradio_api/reset", json={}).status_code == 401
+            login_page = stranger.get(url)
+            assert login_page.status_code == 200 and "auth_required" in login_page.text
+        with httpx.Client(timeout=10) as ada:
+            assert ada.post(f"{url}login", data={"username": "ada",
+                                                 "password": "lovelace"}).status_code == 200
+            assert ada.get(f"{base}/gradio_api/startup-events").status_code == 200
+            assert ada.get(f"{base}/config").status_code == 200
