@@ -233,17 +233,37 @@ def _person_count(settings, done) -> int:
     return sqlite_utils.Database(entry.db_path)["instances"].count_where("category = 'person'")
 
 
-def test_a_raw_mpeg4_stream_named_mp4_is_ingested_with_its_people(tmp_path):
-    """The action datasets' clips: raw MPEG-4 Part 2 at 340x256, 25 fps, no container."""
-    path = _write(tmp_path / "v_walk_g01_c01.mp4", _pictures(71), "m4v", "mpeg4")
+@pytest.mark.parametrize("name", ["v_walk_g01_c01.mp4", "screen.webm"])
+def test_a_file_that_declares_no_length_is_ingested_with_its_people(name, tmp_path):
+    """The action datasets' clips (raw MPEG-4 Part 2 at 340x256, 25 fps, no container) and a
+    browser's screen recording (a live WebM, no duration stored): both were refused."""
+    fmt, codec, options = {"v_walk_g01_c01.mp4": ("m4v", "mpeg4", {}),
+                           "screen.webm": ("webm", "libvpx", {"live": "1"})}[name]
+    path = _write(tmp_path / name, _pictures(71), fmt, codec, options=options)
     settings = settings_for(tmp_path / "library", asr_enabled=False, ocr_enabled=False)
     done = ingest(path, settings)
     assert done.duration == pytest.approx(71 / 25)
-    video, boxes = _people(settings, done)
+    video, _ = _people(settings, done)
     assert (video["width"], video["height"], video["frames"]) == (340, 256, 71)
     assert _person_count(settings, done) >= 3, "TUD-Campus shows people from its first frame"
     entry = Library(settings.home).get(done.video_id)
-    assert entry.playable.name == "preview.mp4" and not leftovers(settings)
+    assert entry.playable.suffix in (".mp4", ".webm") and not leftovers(settings)
+    if name.endswith(".mp4"):  # a raw stream: the player gets an H.264 MP4
+        assert entry.playable.name == "preview.mp4"
+
+
+def test_one_frame_keeps_its_people_and_sound_past_the_picture_is_left_out(tmp_path):
+    """A single frame is a photo: the people in it were dropped as tracks too short to be real.
+    A recorder that kept the sound on: speech was placed up to 8 s into a 1 s video."""
+    settings = settings_for(tmp_path / "library", ocr_enabled=False)
+    single = ingest(_write(tmp_path / "one.mp4", _pictures(1), "mp4", "libx264"), settings)
+    assert single.duration == pytest.approx(0.04) and _person_count(settings, single) >= 1
+    talk = ingest(_with_audio(tmp_path / "talk.mp4", _pictures(25), audio_seconds=8), settings)
+    assert talk.duration == pytest.approx(1.0)
+    entry = Library(settings.home).get(talk.video_id)
+    ends = [row[0] for row in sqlite_utils.Database(entry.db_path).execute(
+        "SELECT t_end FROM speech UNION ALL SELECT t_end FROM speech_words")]
+    assert all(end <= 1.0 + 0.05 for end in ends), ends
 
 
 def test_a_rotated_phone_video_is_ingested_upright_with_boxes_in_that_frame(tmp_path):
