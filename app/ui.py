@@ -17,6 +17,7 @@ from starlette.middleware import Middleware
 from app import chat, downloads, folder_import, handlers, inspector, layout
 from app.errors import friendly
 from app.login_page import NoApiInfoBeforeLogin
+from app.login_wall import LoginWall
 from app.media_route import MediaOnlyUnderHome
 from app.uploads import RecordUploads
 from backend import config
@@ -246,7 +247,8 @@ def launch(settings: config.Settings, *, port: int | None = None,
                 # Only the video folders, and there only media (see media_route.py): memory,
                 # replay counts, sessions, video.db and staging stay unreachable.
                 allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
-                app_kwargs={"middleware": [Middleware(MediaOnlyUnderHome, home=settings.home),
+                app_kwargs={"middleware": [Middleware(LoginWall),
+                                           Middleware(MediaOnlyUnderHome, home=settings.home),
                                            Middleware(NoApiInfoBeforeLogin),
                                            Middleware(RecordUploads)]},
                 theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,

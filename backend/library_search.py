@@ -12,6 +12,7 @@ import re
 import sqlite3
 from functools import lru_cache
 
+from backend.errors import InputError
 from backend.library import VideoEntry
 
 SORTS = {
@@ -27,6 +28,9 @@ _WORDS_KEPT = 20_000  # characters of speech and on-screen text searched per vid
 _CONTENTS = ("SELECT DISTINCT action FROM actions", "SELECT DISTINCT tag FROM tags",
              "SELECT DISTINCT category FROM instances", "SELECT text FROM speech ORDER BY t_start",
              "SELECT DISTINCT text FROM ocr")
+# Every word is searched for in every video: 140,000 characters over 500 videos took 22 s.
+# A person searches by a few words; this is ten times what a long name takes.
+MAX_SEARCH_CHARS = 200
 
 
 def find(entries: list[VideoEntry], text: str = "", sort: str = "newest") -> list[VideoEntry]:
@@ -34,6 +38,10 @@ def find(entries: list[VideoEntry], text: str = "", sort: str = "newest") -> lis
     matches anywhere in a name (file names run words together: "tud" finds "mot15_TUD-Campus"),
     at the start of a word in the contents ("car" finds "cars" said, not "scarf"), and what
     people do by its stem ("ride" finds "riding")."""
+    if len(text) > MAX_SEARCH_CHARS:
+        raise InputError(f"The search is {len(text):,} characters long; the limit is "
+                         f"{MAX_SEARCH_CHARS}: search by a few words of a name or of what a "
+                         f"video holds.")
     key, reverse = SORTS.get(sort, SORTS["newest"])
     words = [(w, re.compile(r"(?<!\w)" + re.escape(w)), stem(w)) for w in text.lower().split()]
     found = [e for e in entries

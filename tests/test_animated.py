@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import struct
+import subprocess
+import sys
+
 import pytest
 import sqlite_utils
 from PIL import Image
@@ -10,7 +14,7 @@ from backend.errors import InputError
 from backend.ingest import animated, decode
 from backend.ingest.pipeline import ingest
 from backend.library import Library
-from tests.conftest import clip, settings_for
+from tests.conftest import REPO, clip, settings_for
 
 
 def _frames_of(name: str, every: int) -> list[Image.Image]:
@@ -62,3 +66,26 @@ def test_an_animated_gif_of_a_street_is_ingested_with_its_people(tmp_path):
     assert (entry.folder / "source.mp4").is_file()
     people = sqlite_utils.Database(entry.db_path)["instances"].count_where("category = 'person'")
     assert people >= 3, "TUD-Campus shows several people walking from its first seconds"
+
+
+def _declared_canvas_gif(width: int, height: int) -> bytes:
+    """A two-frame GIF of 1x1 pictures on a canvas of width x height: 85 bytes at 12000x12000."""
+    frame = b"!\xf9\x04\x04\x0a\x00\x00\x00," + struct.pack("<4H", 0, 0, 1, 1) + b"\x00\x02\x02D\x01\x00"
+    return (b"GIF89a" + struct.pack("<HHBBB", width, height, 0x80, 0, 0) + b"\x00" * 3 + b"\xff" * 3
+            + b"!\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00" + frame * 2 + b";")
+
+
+def test_a_gif_declaring_a_huge_canvas_is_refused_before_decoding(tmp_path):
+    """85 bytes declaring 12000x12000 took 5.4 GB to decode: refused, in a process allowed 2 GiB
+    of address space (more than the check needs, far less than the decode)."""
+    path = tmp_path / "bomb.gif"
+    path.write_bytes(_declared_canvas_gif(12000, 12000))
+    assert len(path.read_bytes()) == 85
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+              "from backend.ingest import animated\nfrom backend.errors import InputError\n"
+              "try:\n    animated.to_video(sys.argv[1], sys.argv[2])\n"
+              "except InputError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "out.mp4")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "'bomb.gif' declares a 12000x12000 canvas" in done.stdout, done.stderr[-500:]
+    assert "limit is 3840x2160" in done.stdout and not (tmp_path / "out.mp4").exists()

@@ -90,5 +90,10 @@ def _is_glob(argument: str) -> bool:
 
 def _videos(paths) -> list[Path]:
     # Hidden files are not footage: macOS leaves a `._NAME.mp4` of metadata beside each video.
-    return sorted(p for p in paths if p.is_file() and p.suffix.lower() in VIDEO_EXTENSIONS
-                  and not p.name.startswith("."))
+    # A link to a video that is gone is kept, so that the summary names it rather than skip it.
+    return sorted(p for p in paths if (p.is_file() or dangling(p))
+                  and p.suffix.lower() in VIDEO_EXTENSIONS and not p.name.startswith("."))
+
+
+def dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()

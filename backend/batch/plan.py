@@ -7,10 +7,12 @@ writer even where file locks do not reach across machines (a Ray cluster's share
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.batch.files import dangling
 from backend.library import Library, content_hash, video_id_for
 
 
@@ -68,6 +70,11 @@ def plan(files: list[Path], library: Library, hashed: Callable[[Path], None]) ->
     result = Plan()
     first: dict[str, Path] = {}
     for path in files:
+        if dangling(path):
+            result.decided[path] = FileOutcome(str(path), reason=f"'{path}' is a link to "
+                                               f"'{os.readlink(path)}', which does not exist.")
+            hashed(path)
+            continue
         try:
             video_id = video_id_for(content_hash(path))
         except OSError as e:

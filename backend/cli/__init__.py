@@ -472,19 +472,23 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     json_mode = "--json" in argv
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = None
     try:
         with _stdout_to_stderr(json_mode):
             args = build_parser().parse_args(argv)
             settings = config.load()
             config.third_party_environment(settings)
             payload = args.run(args, settings)
+    except KeyboardInterrupt:
+        return _report_interrupt(json_mode, args)
     except Exception as e:  # noqa: BLE001 - every failure becomes one message, status 2
         return _report_failure(e, json_mode, argv)
     if json_mode:
         print(json.dumps(payload, default=str))
     else:
         args.render(payload)
-    return 0
+    # A command whose every part failed says so in its status too (a script checks that).
+    return args.status(payload) if hasattr(args, "status") else 0
 
 
 def _report_failure(error: Exception, json_mode: bool, argv: list[str]) -> int:
@@ -502,6 +506,20 @@ def _report_failure(error: Exception, json_mode: bool, argv: list[str]) -> int:
     else:
         print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+def _report_interrupt(json_mode: bool, args: argparse.Namespace | None) -> int:
+    """Ctrl-C is the user's choice, not a failure: one line saying so (JSON with --json), no
+    traceback, and the shell's status for a SIGINT. What the command was writing is cleaned up
+    as on any failure (an ingest's staging folder is removed as the interrupt unwinds)."""
+    words = [getattr(args, "command", None), getattr(args, "action", None)]  # memory's action
+    command = " ".join(w for w in words if isinstance(w, str)) or "the command"
+    message = f"Interrupted (Ctrl-C): `{command}` stopped before it finished."
+    if json_mode:
+        print(json.dumps({"error": message, "kind": "Interrupted"}))
+    else:
+        print(message, file=sys.stderr)
+    return 130
 
 
 def _expected(error: Exception) -> bool:

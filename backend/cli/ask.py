@@ -32,7 +32,9 @@ SOLUTIONS_HELP = (f"planner solutions, {MIN_SOLUTIONS}-{MAX_SOLUTIONS} "
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", parents=[common], help="ask a question about a video, or with "
                                                      "--all-videos about the whole library")
-    p.add_argument("video_id", metavar="VIDEO_ID", help="the video (left out with --all-videos)")
+    # Both optional to argparse, so that what is missing is named for either form of the command.
+    p.add_argument("video_id", metavar="VIDEO_ID", nargs="?",
+                   help="the video (left out with --all-videos)")
     p.add_argument("question", nargs="?")
     p.add_argument("--all-videos", action="store_true",
                    help="ask across every video in the library: the answer names videos and times")
@@ -52,7 +54,9 @@ def ask_command(args, settings) -> dict:
     if args.all_videos:
         return _ask_library(args, settings)
     if args.question is None:
-        raise UsageError("ask needs a VIDEO_ID and a QUESTION (or --all-videos and a QUESTION).")
+        missing = "the QUESTION" if args.video_id else "a VIDEO_ID and a QUESTION"
+        raise UsageError(f"ask needs {missing}: python -m backend ask VIDEO_ID \"QUESTION\" (or "
+                         f"--all-videos \"QUESTION\").")
     from backend.ask import ask
 
     # Checked before the library or a model is touched, with the app's own rules.
@@ -71,6 +75,9 @@ def ask_command(args, settings) -> dict:
 def _ask_library(args, settings) -> dict:
     from backend.ask_library import ask_library
 
+    if args.video_id is None:
+        raise UsageError("the QUESTION is missing: --all-videos asks it of every video "
+                         "(python -m backend ask --all-videos \"QUESTION\").")
     if args.question is not None:
         raise UsageError("with --all-videos, give only the QUESTION (no VIDEO_ID).")
     if args.document or args.session:

@@ -32,7 +32,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 
 def export(args, settings) -> dict:
     from backend.exports import answer as answer_export
-    from backend.exports import read_only
+    from backend.exports import read_only, target
     from backend.exports import video as video_export
     from backend.library import Library
 
@@ -41,7 +41,7 @@ def export(args, settings) -> dict:
     out = Path(args.out) if args.out else None
     if out:
         _outside_library(out, settings.home)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        target.check(out)
     payload = {"video_id": entry.video_id, "format": args.format}
     if args.format in ANSWER_FORMATS:
         answer = answer_export.load(_read(Path(args.answer)), Path(args.answer).name)
@@ -57,7 +57,7 @@ def export(args, settings) -> dict:
             print(f"note: {entry.name} has no transcribed speech: the {args.format} file has no "
                   "cues.", file=sys.stderr)
     if out:
-        out.write_bytes(text.encode("utf-8"))
+        target.write(out, text.encode("utf-8"))
         return {**payload, "out": str(out)}
     return {**payload, "text": text}
 

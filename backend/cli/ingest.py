@@ -26,7 +26,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--ray", metavar="ADDRESS",
                    help="run each video as a task on this Ray cluster: ray://HOST:10001, auto, "
                         "or local (default MEMORYREEL_RAY_ADDRESS)")
-    p.set_defaults(run=ingest_command, render=print_ingest)
+    p.set_defaults(run=ingest_command, render=print_ingest, status=ingest_status)
 
 
 def _workers(text: str) -> int:
@@ -104,6 +104,12 @@ def _ingest_batch(args, settings, ray_address: str) -> dict:
         if bar is not None:
             bar.close()
     return summary.as_dict()
+
+
+def ingest_status(payload: dict) -> int:
+    """1 for a batch in which every file failed (it printed its summary, and exited 0 before)."""
+    failed_all = payload.get("failed") and not (payload["ingested"] or payload["cached"])
+    return 1 if failed_all else 0
 
 
 def print_ingest(payload: dict) -> None:

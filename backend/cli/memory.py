@@ -70,8 +70,7 @@ def _distill(args, settings, store) -> dict:
 
     if args.all and args.video:
         raise InputError("memory distill takes --video ID or --all, not both.")
-    if args.steps is not None and args.steps < 1:
-        raise InputError(f"--steps is a number of training steps (1 or more), not {args.steps}.")
+    parametric.check_steps(args.steps)
     bar = tqdm(desc="distilling", unit="step", file=sys.stderr, disable=args.json)
 
     def progress(done: int, total: int) -> None:

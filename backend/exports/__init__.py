@@ -3,7 +3,8 @@ Markdown and JSON.
 
 `video` renders what ingest stored (transcript, tracks, knowledge graph) from the video's
 database; `answer` renders one `ask --json` answer with its key frames. Both return text, and
-only `answer.write` touches the disk, so the CLI and the app choose where files go.
+only `target` (and `answer.write` through it) touches the disk, so the CLI and the app choose
+where files go.
 """
 
 from __future__ import annotations

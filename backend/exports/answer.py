@@ -21,13 +21,17 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from backend.errors import ExportError
-from backend.exports import read_only
+from backend.exports import read_only, target
 from backend.ingest import frames
 from backend.library import VideoEntry
 
 # Enough to see the evidence unfold; more makes the Markdown a photo album.
 MAX_KEY_FRAMES = 8
 _TREE_TEXT = 160
+# A planner node is one step of one question, at most an LLM call each: real trees hold tens.
+# The Markdown indents a node two spaces a level, so a chain grows with the square of its length
+# (an edited file's 20,001-node chain became 404 MB); a thousand nodes stay under a megabyte.
+MAX_TREE_NODES = 1_000
 _ASK = "`python -m backend ask VIDEO_ID QUESTION --json`"
 
 
@@ -79,7 +83,7 @@ class AnswerFile(_Record):
     instance_ids: list[int] = []
     confidence: Confidence = Confidence()
     evidence: list[Step]
-    tree: list[Node]
+    tree: Annotated[list[Node], Field(max_length=MAX_TREE_NODES)]
     chosen_leaves: list[int] = []
 
     @model_validator(mode="after")
@@ -117,6 +121,10 @@ def load(text: str, name: str) -> AnswerFile:
     except json.JSONDecodeError as e:
         raise ExportError(f"'{name}' is not JSON ({e.msg}, line {e.lineno}): export needs the "
                           f"output of {_ASK} saved to a file.") from None
+    except RecursionError:
+        raise ExportError(f"'{name}' nests its JSON too deeply to read (lists or objects inside "
+                          f"one another thousands of levels down): it is no answer from "
+                          f"{_ASK}.") from None
     return parse(data, name)
 
 
@@ -162,7 +170,7 @@ def write(answer: AnswerFile, entry: VideoEntry, out: Path, fmt: str) -> list[Pa
         images[k.frame].save(path, quality=90)
         written.append(path)
         shown.append(replace(k, image=f"{folder.name}/{path.name}"))
-    out.write_text(render(answer, entry.name, shown, fmt), encoding="utf-8")
+    target.write(out, render(answer, entry.name, shown, fmt).encode("utf-8"))
     return [out, *written]
 
 

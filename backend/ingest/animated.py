@@ -26,6 +26,12 @@ MAX_FPS = 30
 # An upload's size is checked as a file; its frames expand it. This bounds the decoded video
 # (20 minutes at MAX_FPS) so a small, highly compressible file cannot fill the disk.
 MAX_FRAMES = 36_000
+# A GIF states its canvas in four bytes: 85 bytes declared 12000x12000 and decoding took 5.4 GB,
+# since every frame is held whole at canvas size (3 bytes a pixel, and copies while converting).
+# The canvas is bounded before a frame is decoded (4K), and canvas x frames before encoding
+# (20 minutes of 720p), so neither memory nor the encode grows past what a real clip needs.
+MAX_CANVAS = 3840 * 2160
+MAX_PIXELS = 1280 * 720 * MAX_FRAMES
 
 
 def is_animated_image(path: Path) -> bool:
@@ -38,6 +44,7 @@ def to_video(path: Path, out: Path) -> Path:
     path = Path(path)
     try:
         with Image.open(path) as image:
+            _check_canvas(path, image.size)
             durations = [_duration(frame) for frame in ImageSequence.Iterator(image)]
             if len(durations) < 2:
                 raise InputError(f"'{path.name}' is a still image, not an animation: upload a "
@@ -47,10 +54,21 @@ def to_video(path: Path, out: Path) -> Path:
             if total > MAX_FRAMES:
                 raise InputError(f"'{path.name}' plays for {sum(durations) / 1000:.0f} s, which "
                                  f"makes {total} frames at {fps} fps; the limit is {MAX_FRAMES}.")
+            if total * image.size[0] * image.size[1] > MAX_PIXELS:
+                raise InputError(f"'{path.name}' would make {total} frames of {image.size[0]}x"
+                                 f"{image.size[1]}: more pixels than 20 minutes of 720p, the limit.")
             _write(image, durations, fps, max(total, 1), out)
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as e:
         raise InputError(f"'{path.name}' could not be read as an animated image: {e}") from e
     return out
+
+
+def _check_canvas(path: Path, size: tuple[int, int]) -> None:
+    width, height = size
+    if width * height > MAX_CANVAS:
+        raise InputError(f"'{path.name}' declares a {width}x{height} canvas: each frame would take "
+                         f"{width * height * 3 / 2**20:.0f} MiB to decode; the limit is 3840x2160 "
+                         f"pixels ({MAX_CANVAS * 3 / 2**20:.0f} MiB).")
 
 
 def _duration(frame: Image.Image) -> int:

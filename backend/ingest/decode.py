@@ -3,14 +3,20 @@
 Frames are decoded one at a time and only the sampled ones are converted, so memory does not
 grow with the length of the video. Every way a file can fail to decode becomes an InputError with a
 message a user understands.
+
+decord measures a video by what its container declares; a stream with no container (raw MPEG-4
+Part 2 or H.264 saved as .mp4) or a live WebM/MKV (no stored duration) declares nothing and decord
+refuses it though every frame decodes. Those are measured by PyAV instead, by demuxing: a file is
+refused only when neither decoder reads it. Frames come upright: decord applies a rotation flag
+(phones, screen recorders) and the PyAV pass turns its frames the same way.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import av
 import decord
@@ -27,6 +33,9 @@ class VideoMeta:
     height: int
     has_audio: bool
     codec: str
+    # False where frames are not evenly spaced in time (phones in low light, screen recorders):
+    # ingest numbers frame i at i / fps all the same, so the player needs a copy timed that way.
+    steady: bool = True
 
     @classmethod
     def from_row(cls, video: dict) -> "VideoMeta":
@@ -65,6 +74,21 @@ def _container_facts(path: Path) -> tuple[str, bool, int]:
     return codec, has_audio, declared
 
 
+# Containers a browser plays whole, as libavformat names them; a raw stream is none of these.
+_BROWSER_CONTAINERS = {"mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"}
+# The detectors, OCR and the thumbnail all shrink or tile the picture: below this side nothing
+# is left to see, and they fail on it rather than find nothing.
+MIN_SIDE = 17
+
+
+def in_browser_container(path: Path) -> bool:
+    try:
+        with av.open(str(path)) as container:
+            return container.format.name in _BROWSER_CONTAINERS
+    except (av.error.FFmpegError, OSError):
+        return False
+
+
 def _looks_like_mp4(path: Path) -> bool:
     with open(path, "rb") as f:
         return f.read(12)[4:8] == b"ftyp"
@@ -78,10 +102,13 @@ def frames_at(path: Path, meta: VideoMeta, indices: list[int]) -> dict[int, np.n
     those are decoded in one sequential pass instead."""
     wanted = sorted({i for i in indices if 0 <= i < meta.frames})
     if _looks_like_mp4(Path(path)):
-        reader = open_reader(path)
+        try:
+            reader = open_reader(path)
+        except InputError:  # a file decord cannot measure is numbered by the pass below
+            reader = None
         # Where the container declares frames its edit list hides, decord counts them and
         # PyAV, which numbered the frames at ingest, does not: read them in PyAV's order.
-        if len(reader) == meta.frames:
+        if reader is not None and len(reader) == meta.frames:
             return {i: reader[i].asnumpy() for i in wanted}
     return {i: frame for i, _, frame in iter_frames(path, meta, wanted)}
 
@@ -115,7 +142,10 @@ def probe(path: Path) -> VideoMeta:
     if path.stat().st_size == 0:
         raise InputError(f"'{path.name}' is empty (0 bytes).")
     codec, has_audio, declared = _container_facts(path)
-    reader = open_reader(path)
+    try:
+        reader = decord.VideoReader(str(path), num_threads=1)
+    except decord.DECORDError as e:
+        return _probe_by_demuxing(path, codec, has_audio, _short(e))
     frames = len(reader)
     fps = float(reader.get_avg_fps() or 0.0)
     if frames <= 0 or fps <= 0:
@@ -128,8 +158,81 @@ def probe(path: Path) -> VideoMeta:
     for index in (0, frames - 1):
         _decode_one(reader, index, path, fps)
     height, width = reader[0].shape[:2]
-    return VideoMeta(fps=fps, frames=frames, duration=frames / fps, width=int(width),
-                     height=int(height), has_audio=has_audio, codec=codec)
+    _check_size(path, int(width), int(height))
+    return _timed(VideoMeta(fps=fps, frames=frames, duration=frames / fps, width=int(width),
+                            height=int(height), has_audio=has_audio, codec=codec),
+                  _frame_times(path))
+
+
+def _probe_by_demuxing(path: Path, codec: str, has_audio: bool, refused: str) -> VideoMeta:
+    """PyAV's measure of a file decord refused: frames counted by demuxing, the rate the stream
+    states or ffmpeg guesses from its timestamps, the size of the first frame as decoded."""
+    try:
+        times, fps, first = _demux(path)
+    except av.error.FFmpegError as e:
+        raise _unreadable(path, refused, _short(e)) from e
+    if first is None or not times:
+        raise _unreadable(path, refused, "no frame decodes")
+    if fps <= 0:
+        raise _unreadable(path, refused, "the stream states no frame rate")
+    height, width = first.shape[:2]
+    _check_size(path, width, height)
+    frames = len(times)
+    return _timed(VideoMeta(fps=fps, frames=frames, duration=frames / fps, width=width,
+                            height=height, has_audio=has_audio, codec=codec), times)
+
+
+def _demux(path: Path) -> tuple[list[float | None], float, np.ndarray | None]:
+    """(each frame's time, frame rate, first frame upright), frames counted by demuxing."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        times = [None if packet.pts is None else float(packet.pts * packet.time_base)
+                 for packet in container.demux(stream) if packet.size]  # empty ones flush
+        fps = float(stream.guessed_rate or stream.average_rate or 0)
+    with av.open(str(path)) as container:
+        first = next(container.decode(video=0), None)
+        return times, fps, None if first is None else _upright(first)
+
+
+def _frame_times(path: Path) -> list[float | None]:
+    try:
+        return _demux(path)[0]
+    except av.error.FFmpegError:  # decord read it: its count and rate stand
+        return []
+
+
+def _timed(meta: VideoMeta, times: list[float | None]) -> VideoMeta:
+    """`meta` with the mean rate of the frames' own times where they are not at i / fps (by half
+    a frame or more): a variable-rate file, or one whose header states a rate its frames do not
+    keep (an MKV timed in milliseconds reads as 1000 fps). Frames with no time (raw H.264) keep
+    the stated rate."""
+    if len(times) != meta.frames or len(times) < 2 or None in times:
+        return meta
+    times = sorted(times)
+    span = times[-1] - times[0]
+    late = max(abs(t - times[0] - i / meta.fps) for i, t in enumerate(times))
+    if span <= 0 or late < 0.5 / meta.fps:
+        return meta
+    fps = (len(times) - 1) / span
+    return replace(meta, fps=fps, duration=meta.frames / fps, steady=False)
+
+
+def _unreadable(path: Path, decord_said: str, pyav_said: str) -> InputError:
+    return InputError(f"'{path.name}' could not be decoded by decord ({decord_said}) nor by PyAV "
+                      f"({pyav_said}): the file looks truncated or corrupt.")
+
+
+def _check_size(path: Path, width: int, height: int) -> None:
+    if min(width, height) < MIN_SIDE:
+        raise InputError(f"'{path.name}' is {width}x{height} pixels: too small to see anything "
+                         f"in (each side must be at least {MIN_SIDE} pixels).")
+
+
+def _upright(frame: av.VideoFrame) -> np.ndarray:
+    """The frame as RGB, turned as its rotation flag says it is shown (as decord turns it)."""
+    rgb = frame.to_ndarray(format="rgb24")
+    turns = round(frame.rotation / 90) % 4
+    return np.ascontiguousarray(np.rot90(rgb, turns)) if turns else rgb
 
 
 def sample_step(meta: VideoMeta, fps: float) -> int:
@@ -149,14 +252,14 @@ def sample_indices(meta: VideoMeta, fps: float) -> list[int]:
     return list(range(0, meta.frames, sample_step(meta, fps)))
 
 
-def iter_frames(path: Path, meta: VideoMeta, indices: list[int],
+def iter_frames(path: Path, meta: VideoMeta, indices: Iterable[int],
                 decoded: list[int] | None = None) -> Iterator[tuple[int, float, np.ndarray]]:
     """Yield (frame index, seconds, RGB frame) for `indices`, decoding sequentially.
 
     The streaming pass decodes with PyAV rather than decord: decord's decoder threads keep
     spinning between calls and, interleaved with detection, made the detector three times
     slower here (327 vs 107 ms a frame); decord stays for probing and random access.
-    Frame i is the i-th decoded frame, as decord counts them.
+    Frame i is the i-th decoded frame, as decord counts them, turned upright as decord turns it.
 
     A stream that ends cleanly before the frames its container declares (an MP4 trimmed or
     re-encoded with an edit list: 467 declared, 459 shown) is not damaged: every frame that
@@ -175,7 +278,7 @@ def iter_frames(path: Path, meta: VideoMeta, indices: list[int],
                 if target is None:
                     return
                 if index == target:
-                    yield index, index / meta.fps, frame.to_ndarray(format="rgb24")
+                    yield index, index / meta.fps, _upright(frame)
                     target = next(wanted, None)
     except av.error.FFmpegError as e:
         raise _damaged(path, index + 1, meta.fps, _short(e)) from e
@@ -209,7 +312,8 @@ def _short(error: Exception) -> str:
 
 
 _DECORD_PREFIX = re.compile(r"^\[[^\]]*\]\s*\S+:\d+:\s*")
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.])'?((?:/[^/\s,:'\"]+){2,})'?")  # two or more parts: /a/b
+# Brackets end a path: decord writes "[/tmp/x.webm] Failed ...".
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])'?((?:/[^/\s,:'\"\[\]]+){2,})'?")  # two or more parts: /a/b
 
 
 def _file_name_only(match: re.Match) -> str:

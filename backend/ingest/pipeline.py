@@ -144,8 +144,11 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 speech = _transcribe(source, meta, settings, models)
             with stage("tracks"):
                 raw = objects.name_moving(objects.settle(evidence.frames))
+                # No track can last longer than the video: in one shorter than the minimum (a
+                # single frame) whoever is in view is kept, not dropped as noise.
                 mapping = clean_tracks(raw, decode.sampled_fps(meta, settings.track_fps),
-                                       settings.min_track_seconds, size=(meta.width, meta.height))
+                                       min(settings.min_track_seconds, meta.duration),
+                                       size=(meta.width, meta.height))
                 frames = fill_gaps(relabel(raw, mapping), settings.fill_gap_seconds,
                                    (meta.width, meta.height))
                 frames = drop_cut_off(drop_doubles(frames), evidence.picture)
@@ -249,11 +252,13 @@ def _transcribe(source: Path, meta: decode.VideoMeta, settings: Settings,
                 models: ModelSet) -> list[SpeechSegment]:
     if not (settings.asr_enabled and meta.has_audio):
         return []
-    from models.asr import load_audio
+    from models.asr import SAMPLE_RATE, load_audio
     audio = load_audio(source)
     if audio is None or audio.size == 0:
         return []
-    return models.speech.transcribe(audio)
+    # Sound past the last picture (a recorder that kept the microphone on) is outside the video:
+    # the player cannot go there, and the tables would place speech after the end.
+    return models.speech.transcribe(audio[:round(meta.duration * SAMPLE_RATE)])
 
 
 def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
@@ -272,8 +277,7 @@ def _model_names(settings: Settings, models: ModelSet, has_audio: bool) -> dict:
 
 
 def _write_thumbnail(source: Path, meta: decode.VideoMeta, target: Path) -> None:
-    reader = decode.open_reader(source)
-    frame = reader[min(meta.frames - 1, meta.frames // 3)].asnumpy()
-    image = Image.fromarray(frame)
+    index = min(meta.frames - 1, meta.frames // 3)
+    image = Image.fromarray(decode.frames_at(source, meta, [index])[index])
     image.thumbnail((320, 180))
     image.save(target, quality=85)

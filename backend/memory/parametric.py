@@ -50,6 +50,9 @@ _AT = re.compile(r"\s*\(at [^)]*\)\s*$")
 # batch 8 (models/distill.py, about 3.2 s a step on 2 cores); one more for margin.
 _EPOCHS = 4
 _BATCH = 8
+# The default is four passes over the pairs; this is four passes over 10,000 of them, hours of
+# training on a laptop CPU. `--steps 1000000000` was accepted and trained until killed.
+MAX_STEPS = 5_000
 
 
 @dataclass
@@ -161,6 +164,12 @@ def training_pairs(settings: Settings, video_ids: list[str] | None = None,
     return pairs, videos, used
 
 
+def check_steps(steps: int | None) -> None:
+    if steps is not None and not 1 <= steps <= MAX_STEPS:
+        raise InputError(f"--steps is a number of training steps from 1 to {MAX_STEPS:,}, "
+                         f"not {steps:,}.")
+
+
 def distill(settings: Settings, video_ids: list[str] | None = None, steps: int | None = None,
             base: str = "0.5b", progress: Callable[[int, int], None] = lambda done, total: None,
             store: MemoryStore | None = None) -> Manifest:
@@ -174,7 +183,8 @@ def distill(settings: Settings, video_ids: list[str] | None = None, steps: int |
     if not pairs:
         raise InputError("Nothing to distill: no checked facts yet (ask questions first; "
                          "every validated answer becomes one).")
-    steps = steps or max(20, math.ceil(_EPOCHS * len(pairs) / _BATCH))
+    check_steps(steps)
+    steps = steps or min(MAX_STEPS, max(20, math.ceil(_EPOCHS * len(pairs) / _BATCH)))
     base_gguf = qwen_gguf(settings.cache_dir, base)
     out = folder(settings)
     started = time.monotonic()
