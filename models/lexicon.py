@@ -224,14 +224,13 @@ GLOSS = 0.5
 
 @lru_cache(maxsize=4096)
 def _gloss_words(word: str) -> frozenset[str]:
-    """Nouns and verbs of the definitions of the word's commonest senses, as lemmas."""
+    """Nouns and verbs of the definitions of the word's commonest senses, as lemmas, and their
+    two-word runs ('stringed_instrument')."""
     found = set()
     for synset in _common(word):
         tokens = words(synset.definition())
-        for token in tokens:
-            if token not in stopwords():
-                found |= _forms(token)
-        found |= {f"{a}_{b}" for a, b in zip(tokens, tokens[1:])  # 'stringed instrument'
+        found |= _definition_words(synset)
+        found |= {f"{a}_{b}" for a, b in zip(tokens, tokens[1:])
                   if a not in stopwords() and b not in stopwords()}
     return frozenset(found)
 
@@ -250,7 +249,19 @@ def gloss_link(word: str, evidence: str) -> float:
 def gloss_tag_link(word: str, wnid: str) -> float:
     """GLOSS where the definition of `word` names the tag or the kind just above it ('clean and
     jerk': "... the barbell is lifted ..." and the tag 'barbell'; 'guitar': "a stringed
-    instrument ..." and the tag 'banjo', a stringed instrument), else 0.0."""
+    instrument ..." and the tag 'banjo', a stringed instrument), or the tag's own definition
+    names the word ('punching bag': "... punched for training in boxing" and 'punching'),
+    else 0.0. The kind above counts by its first name only: a bow is a weapon, also called an
+    'arm', which is not what "in your arms" means."""
     synset = _synset(wnid)
-    names = {_key(n) for s in (synset, *synset.hypernyms()) for n in s.lemma_names()}
-    return GLOSS if names & _gloss_words(word) else 0.0
+    names = {_key(n) for n in synset.lemma_names()} | \
+        {_key(h.lemma_names()[0]) for h in synset.hypernyms()}
+    if names & _gloss_words(word) or _forms(word) & _definition_words(synset):
+        return GLOSS
+    return 0.0
+
+
+@lru_cache(maxsize=4096)
+def _definition_words(synset) -> frozenset[str]:
+    return frozenset(f for token in words(synset.definition()) if token not in stopwords()
+                     for f in _forms(token))

@@ -281,9 +281,10 @@ def _by_places(places: dict[str, int], options: list[str]) -> Decision:
 
 # ---- activities -----------------------------------------------------------------------------
 
-# Code picks an activity only where one option is this well supported and twice any other: the
-# actions and tags are measurements with errors, and an option they cannot speak to may be right.
-_ACTIVITY_PICK = 0.45
+# Code picks an activity only where one option is this well supported and this far ahead of any
+# other: the actions and tags are measurements with errors, and an option they cannot speak to
+# may be right.
+_ACTIVITY_PICK, _ACTIVITY_MARGIN = 0.4, 0.3
 # Words every option about a video shares: they tell no option apart.
 _GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "somebody", "boy",
             "girl", "child", "children", "kid", "video", "clip", "scene", "shown", "activity",
@@ -323,7 +324,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     ranked = sorted(scores.values(), reverse=True)
     best_score, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
     supported = [i for i, v in scores.items() if v == best_score]
-    if len(supported) == 1 and best_score >= _ACTIVITY_PICK and best_score >= 2 * second:
+    if len(supported) == 1 and best_score >= _ACTIVITY_PICK and best_score - second >= _ACTIVITY_MARGIN:
         i = supported[0]
         return Decision(supported, i, "computed",
                         f"Option '{options[i]}' is what the video shows best ({shown_words}; "
