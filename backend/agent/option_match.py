@@ -284,7 +284,7 @@ def _by_places(places: dict[str, int], options: list[str]) -> Decision:
 # Code picks an activity only where one option is this well supported and this far ahead of any
 # other: the actions and tags are measurements with errors, and an option they cannot speak to
 # may be right.
-_ACTIVITY_PICK, _ACTIVITY_MARGIN = 0.4, 0.3
+_ACTIVITY_PICK, _ACTIVITY_MARGIN = 0.4, 0.1
 # Words every option about a video shares: they tell no option apart.
 _GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "somebody", "boy",
             "girl", "child", "children", "kid", "video", "clip", "scene", "shown", "activity",
@@ -310,12 +310,13 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        best = [max([max(lexicon.link(term, w), lexicon.gloss_link(term, w)) * s
-                     for w, s in words.items()] +
-                    [max(lexicon.tag_link(term, wnid), lexicon.gloss_tag_link(term, wnid)) * s
-                     for wnid, s in tags.values()] + [0.0])
-                for term in asked]
-        scores[i] = round(0.7 * max(best) + 0.3 * sum(best) / len(best), 3)
+        links = {(term, ("word", w)): max(lexicon.link(term, w), lexicon.gloss_link(term, w)) * s
+                 for term in asked for w, s in words.items()}
+        links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
+                                              lexicon.gloss_tag_link(term, wnid)) * s
+                  for term in asked for label, (wnid, s) in tags.items()}
+        best = _each_once(links, asked)
+        scores[i] = round(0.6 * max(best) + 0.4 * sum(best) / len(best), 3)
     if not scores or max(scores.values()) <= 0:
         return None  # nothing shown speaks to any option: the planner reads on
     shown_words = ", ".join([f"{w} {v:.2f}" for w, v in sorted(words.items(), key=lambda kv: -kv[1])[:6]] +
@@ -333,3 +334,15 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     return Decision(backed, None, "", f"Options {', '.join(repr(options[i]) for i in backed)} "
                     f"have some support in what the video shows ({shown_words}; scores: "
                     f"{listed}); the evidence cannot tell them apart.", scores)
+
+
+def _each_once(links: dict[tuple[str, tuple], float], terms: list[str]) -> list[float]:
+    """Each term's support where every thing seen supports one term at most, strongest pairs
+    first: 'riding' seen supports "riding", not also "bike" (defined as "ride a bicycle")."""
+    given: dict[str, float] = {}
+    used = set()
+    for (term, seen), value in sorted(links.items(), key=lambda kv: -kv[1]):
+        if value > 0 and term not in given and seen not in used:
+            given[term] = value
+            used.add(seen)
+    return [given.get(term, 0.0) for term in terms]
