@@ -4,7 +4,7 @@ lit it is, indoors or outdoors.
 Measured on a small thumbnail of the frames ingest tags (a few a shot), then decided once per
 shot, so that "is this a black and white film?" or "is it indoors?" is a typed value code reads:
 - colour: the median chroma (max minus min of R, G, B) of the frames' pixels; a black and white
-  or sepia film stays under `GREY_CHROMA`, colour footage far above it;
+  film stays under `GREY_CHROMA` (a sepia tint does not), colour footage far above it;
 - footage: the share of pixels whose neighbourhood is perfectly flat (no sensor grain): drawn or
   rendered pictures are flat in large areas, camera footage almost nowhere;
 - light: the median grey level, in the scenes table's steps (dark, dim, lit);
@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
-GREY_CHROMA = 10.0       # median chroma (0-255) under which the picture has no colour
+GREY_CHROMA = 3.0        # median chroma (0-255) under which the picture has no colour
 FLAT_SHARE = 0.45        # share of flat pixels from which a picture is drawn or rendered
 DARK, DIM = 60.0, 100.0  # mean grey level steps, as the scenes table's brightness
 _THUMB = (160, 90)
