@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -24,10 +24,12 @@ from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import CROWD, ExitSplitter, Frame
 from models.errors import ModelError
 from models.llm import LLMError
-from models.protocols import Captioner, KindsTracker, ObjectTracker, PoseModel
+from models.protocols import Captioner, FrameTagger, KindsTracker, ObjectTracker, PoseModel
 from models.types import Detection, FrameLook, TextItem
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # progress(stage, done, total): called often during long stages; total is 0 when unknown.
 Progress = Callable[[str, int, int], None]
@@ -72,7 +74,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     analyser = models.scenes(meta.fps)
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
-    tagger = _tagger(models, settings, evidence)
+    tagger = _tagger(models, evidence)
     last_tagged = None
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
@@ -195,11 +197,9 @@ def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> K
     moving things)."""
     if not settings.objects_enabled:
         return None
-    try:
-        things = models.objects
-    except ModelError as e:
-        log.warning("everyday objects are not tracked in this video: %s", e)
-        evidence.objects = f"unavailable: {e}"
+    things, failed = _optional(lambda: models.objects, "everyday objects are not tracked")
+    if things is None:
+        evidence.objects = failed
         return None
     things.reset()
     evidence.objects = things.name
@@ -207,26 +207,28 @@ def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> K
     return things
 
 
+def _tagger(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
+    """The ImageNet tagger; None when tags are off or it could not be built, the reason
+    recorded in `evidence.tagger` (ingest goes on without tags)."""
+    tagger, failed = _optional(lambda: models.tagger, "the whole picture is not tagged")
+    evidence.tagger = failed or (tagger.name if tagger is not None else "off")
+    return tagger
+
+
+def _optional(build: Callable[[], T], what: str) -> tuple[T | None, str]:
+    """A model ingest can do without: (the model, '') or (None, 'unavailable: why'), logged."""
+    try:
+        return build(), ""
+    except ModelError as e:
+        log.warning("%s in this video: %s", what, e)
+        return None, f"unavailable: {e}"
+
+
 def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]) -> list[Detection]:
     """The detections with the pose of each person the pose model found; others unchanged."""
     people = [k for k, d in enumerate(detections) if d.category == "person"]
     poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
     return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
-
-
-def _tagger(models: ModelSet, settings: Settings, evidence: FrameEvidence):
-    """The ImageNet tagger; None, with the reason recorded in `evidence.tagger`, when it is off
-    or could not be built (ingest goes on without tags)."""
-    if not settings.tags_enabled:
-        return None
-    try:
-        tagger = models.tagger
-    except ModelError as e:
-        log.warning("the whole picture is not tagged in this video: %s", e)
-        evidence.tagger = f"unavailable: {e}"
-        return None
-    evidence.tagger = tagger.name if tagger is not None else "off"
-    return tagger
 
 
 def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,
