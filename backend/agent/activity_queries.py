@@ -52,8 +52,11 @@ def has(tables: VideoTables, table: str, column: str = "id") -> bool:
         return False
 
 
-def _overlap(span: Span | None) -> str:
-    return "" if span is None else f" AND t_end >= {span.start} AND t_start <= {span.end}"
+def _overlap(span: Span | None, table: str = "") -> str:
+    """The SQL condition of an interval row overlapping the span ('' for the whole video)."""
+    if span is None:
+        return ""
+    return f" AND {table}t_end >= {span.start} AND {table}t_start <= {span.end}"
 
 
 def activity(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
@@ -67,11 +70,11 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
         who = f" AND a.instance_id = {target.instance}"
     sql = ("SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, a.evidence, "
            "a.other_id, o.category AS other FROM actions a LEFT JOIN instances o "
-           f"ON o.id = a.other_id WHERE 1 = 1{who}{_overlap(span).replace('t_', 'a.t_')} "
+           f"ON o.id = a.other_id WHERE 1 = 1{who}{_overlap(span, 'a.')} "
            "ORDER BY a.t_start LIMIT 400")
     rows = tables.rows(sql)
     tags = tables.rows(f"SELECT tag, wnid, MAX(score) AS score, MIN(t_start) AS t0, "
-                       f"MAX(t_end) AS t1, SUM(t_end - t_start) AS seconds FROM tags "
+                       f"MAX(t_end) AS t1 FROM tags "
                        f"WHERE score >= {TAG_FLOOR}{_overlap(span)} GROUP BY tag "
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
     facts = picture_facts(tables, span)
@@ -86,9 +89,10 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
     for fact in facts:
         words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
     shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
-    text = _statement(rows, tags, facts, target, span)
+    text = _statement(rows, tags, facts, span)
     actions_used = sorted({r["action"] for r in rows})
-    support = "computed" if rows or tags else "read"
+    # Colour footage shot in daylight tells nothing: with no action and no tag, nothing to go on.
+    support = "computed" if rows or tags else "read" if set(facts) & set(FACT_WORDS) else "none"
     return Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
                   times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
                   instance_ids=sorted({r["instance_id"] for r in rows}),
@@ -114,8 +118,7 @@ def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:
     return facts
 
 
-def _statement(rows: list[dict], tags: list[dict], facts: list[str], target: Target,
-               span: Span | None) -> str:
+def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span | None) -> str:
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
     by_person: dict[int, list[str]] = defaultdict(list)
     for r in rows:

@@ -12,8 +12,9 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   unnamed (moving things no detector named);
 - colours: the colour names measured on the object asked about;
 - texts: what was read on screen or said (one entry per text or sentence);
-- activities: {an action ('riding', 'riding horse'), a tag ('barbell') or a picture fact
-  ('indoors'): how strongly the video shows it, 0-1}, matched through WordNet (`lexicon`);
+- activities: {"words": {a word of what people do ('riding', 'horse') or of a picture fact
+  ('indoors'): how strongly the video shows it, 0-1}, "tags": {a tag's label: [its WordNet
+  id, strength]}}, matched through WordNet (`models/lexicon.py`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
   on-screen text.
 """
@@ -294,12 +295,13 @@ _GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "some
 def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     """Score: for each content word of the option, its best link (WordNet: same word 1.0, a
     kind of it 0.8, derived 0.6, named in its definition 0.5: archery is "shooting arrows with
-    a bow") to a word of what people were seen doing, a tag of the picture
-    (by the tag's own synset) or a picture fact, times how strongly the video shows it; the
-    option's score is the mean over its words, so 'riding a horse' beats 'riding a bike' where
-    a horse was ridden. One option far ahead is picked; else the options with any support are
-    what the model chooses among. How far a pick is trusted is the measured precision of the
-    actions behind it (`precision.earns_high`)."""
+    a bow") to a word of what people were seen doing, a tag of the picture (by the tag's own
+    synset) or a picture fact, times how strongly the video shows it, each thing seen
+    supporting one word at most; the option's score is 0.6 of its best word's and 0.4 of the
+    mean of all (so 'riding a horse' beats 'riding a bike' where a horse was ridden, and a long
+    option is not sunk by its other words). One option far enough ahead is picked; else the
+    options with any support are what the model chooses among. How far a pick is trusted is
+    the measured precision of the actions behind it (`precision.earns_high`)."""
     from models import lexicon
 
     words, tags = shown.get("words", {}), shown.get("tags", {})

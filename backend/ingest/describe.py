@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backend.ingest.actions import ACTIONS as ACTION_NAMES
 from backend.places import third
 from models.types import Pose
 
@@ -152,35 +153,38 @@ _ACTIONS_SAID = 4
 _POSTURES = {"standing", "sitting", "lying", "bending"}
 
 
-def _act_words(act) -> str:
-    other = f" #{act.other_id}" if act.other_id is not None else ""
-    return f"{act.action}{other}"
+def _act_words(act, kinds: dict[int, str]) -> str:
+    if act.other_id is None:
+        return act.action
+    return f"{act.action} {kinds.get(act.other_id, '')} #{act.other_id}".replace("  ", " ")
 
 
-def doing(acts: Sequence) -> str:
-    """What one person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding #4
-    2.0-3.4 s' (`actions.Action`s); '' when nothing was read."""
+def doing(acts: Sequence, kinds: dict[int, str]) -> str:
+    """What one person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding cup
+    #4 2.0-3.4 s' (`actions.Action`s; `kinds` names the other instances); '' when nothing was
+    read."""
     kept = sorted((a for a in acts if a.action not in _POSTURES),
                   key=lambda a: a.t_start - a.t_end)[:_ACTIONS_SAID]
     if not kept:
         return ""
-    return "does: " + ", ".join(f"{_act_words(a)} {a.t_start:.1f}-{a.t_end:.1f} s"
+    return "does: " + ", ".join(f"{_act_words(a, kinds)} {a.t_start:.1f}-{a.t_end:.1f} s"
                                 for a in sorted(kept, key=lambda a: a.t_start))
 
 
 def actions_in(action: str) -> list[str]:
     """The actions an instance's action column says it does ('... does: walking 0.0-6.2 s,
-    holding #4 2.0-3.4 s' -> ['walking', 'holding'])."""
+    holding cup #4 2.0-3.4 s' -> ['walking', 'holding'])."""
     _, _, said = action.partition("does: ")
-    return [part.rsplit(" ", 2)[0].split(" #")[0] for part in said.split(", ") if part]
+    names = sorted(ACTION_NAMES, key=len, reverse=True)
+    return [next((n for n in names if part.startswith(n)), part) for part in said.split(", ") if part]
 
 
-def doing_between(acts: Sequence, t0: float, t1: float) -> dict[int, str]:
-    """{person: 'walking, holding #4'}: the actions under way in [t0, t1)."""
+def doing_between(acts: Sequence, t0: float, t1: float, kinds: dict[int, str]) -> dict[int, str]:
+    """{person: 'walking, holding cup #4'}: the actions under way in [t0, t1)."""
     during = defaultdict(list)
     for a in acts:
         if a.action not in _POSTURES and a.t_start < t1 and a.t_end >= t0:
-            words = _act_words(a)
+            words = _act_words(a, kinds)
             if words not in during[a.instance_id]:
                 during[a.instance_id].append(words)
     return {i: ", ".join(words) for i, words in during.items()}

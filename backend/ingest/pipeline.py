@@ -43,7 +43,8 @@ log = logging.getLogger(__name__)
 # Stage names in order, with the words the app shows for them.
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
-          "tracks": "Cleaning tracks", "actions": "Reading what people do", "scenes": "Finding shots and camera motion",
+          "tracks": "Cleaning tracks", "actions": "Reading what people do",
+          "scenes": "Finding shots and camera motion",
           "describe": "Writing the timeline", "graph": "Linking the knowledge graph",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 

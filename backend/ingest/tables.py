@@ -61,6 +61,7 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
             first, _ = first_last.get(d.track_id, (index, index))
             first_last[d.track_id] = (first, index)
+    kinds = {i: category for i, (category, _) in tracks.items()}
     instance_rows = []
     for instance_id, (category, points) in sorted(tracks.items()):
         upper, lower = colours.get(instance_id, (None, None))
@@ -70,7 +71,7 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
         if category == "person":
             looks = describe.appearance(category, upper, lower)
             action = ", ".join(filter(None, [describe.motion(points), describe.body(points),
-                                             describe.doing(doing.get(instance_id, []))]))
+                                             describe.doing(doing.get(instance_id, []), kinds)]))
         else:
             if category == MOVING:  # no class to name: say what was measured
                 aspect = float(np.median([w / max(h, 1.0) for w, h in boxes]))
@@ -147,6 +148,7 @@ def write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[
     """timeline table (fine steps; equal consecutive steps merged) and all episodic segments."""
     step = settings.segment_seconds
     shots, segment_scenes = shots_and_scenes
+    kinds = {i: category for i, (category, _) in tracks.items()}
     rows: list[dict] = []
     for (t0, t1), scene in zip(steps(meta.duration, step), segment_scenes):
         visible = {i: (category, [p for p in points if t0 <= p.t < t1])
@@ -156,7 +158,7 @@ def write_timeline(db: sqlite_utils.Database, tracks: dict[int, tuple[str, list[
         texts = _text_on_screen(evidence.ocr_runs, t1)
         picture = scenes.picture(scene)
         text = describe.segment_description(visible, words, texts, picture,
-                                            describe.doing_between(acts, t0, t1))
+                                            describe.doing_between(acts, t0, t1, kinds))
         if caption := _latest_caption(evidence.captions, t1):
             text = f"{caption} {text}"
         row = {"t_start": round(t0, 3), "t_end": round(t1, 3), "description": text,
