@@ -7,13 +7,13 @@ captioner (models/captioner.py) adds its caption in front of the same evidence.
 
 from __future__ import annotations
 
-import colorsys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from backend.ingest.colours import colour_name
 from backend.places import third
 from models.types import Pose
 
@@ -32,38 +32,16 @@ FACING = {"camera": "facing the camera", "away": "back to the camera",
           "side": "side-on to the camera"}
 
 
-def colour_name(rgb: np.ndarray) -> str:
-    r, g, b = (float(c) / 255.0 for c in rgb)
-    hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
-    if val < 0.22:
-        return "black"
-    if sat < 0.18:
-        return "white" if val > 0.82 else "grey" if val > 0.45 else "dark grey"
-    degrees = hue * 360
-    if degrees < 15 or degrees >= 340:
-        return "red" if val > 0.45 else "dark red"
-    if degrees < 40:
-        return "orange" if val > 0.65 else "brown"
-    if degrees < 70:
-        return "yellow" if val > 0.55 else "olive"
-    if degrees < 165:
-        return "green"
-    if degrees < 200:
-        return "teal"
-    if degrees < 255:
-        return "blue" if val > 0.35 else "navy"
-    if degrees < 290:
-        return "purple"
-    return "pink"
-
-
 def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None) -> str:
-    """E.g. 'person in dark grey top and blue bottom', from mean colours of the box halves."""
+    """E.g. 'person in dark grey top and blue bottom', from the colours of the body parts
+    (`colours.person_colours`) or of an object's middle."""
+    if category == "person" and (upper_rgb is not None or lower_rgb is not None):
+        worn = [f"{colour_name(rgb)} {part}" for rgb, part in ((upper_rgb, "top"), (lower_rgb, "bottom"))
+                if rgb is not None]
+        return f"person in {' and '.join(worn)}"
     if upper_rgb is None or lower_rgb is None:
         return category
     upper, lower = colour_name(upper_rgb), colour_name(lower_rgb)
-    if category == "person":
-        return f"person in {upper} top and {lower} bottom"
     return f"{upper} {category}" if upper == lower else f"{upper} and {lower} {category}"
 
 

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from backend.ingest.describe import colour_name
+from backend.ingest.colours import colour_name
 from models.types import FrameLook
 
 CAMERA_STILL = 0.02   # picture motion per second (share of the frame) below which the camera is static

@@ -14,6 +14,7 @@ from backend.config import Settings
 from backend import episodic
 from backend.ingest import decode, describe, scenes
 from backend.ingest.actions import Action
+from backend.ingest.colours import dominant
 from backend.ingest.frame_pass import FrameEvidence
 from backend.ingest.tracks import Frame
 from models.motion import CATEGORY as MOVING
@@ -25,11 +26,15 @@ def steps(duration: float, step: float) -> list[tuple[float, float]]:
 
 
 def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each instance's (upper, lower) colour over its frames, None for a part never seen: the
+    commonest name wins, so a few frames of shade or occlusion do not pull a red coat
+    towards brown."""
     merged: dict[int, list] = defaultdict(list)
     for raw_id, samples in colours.items():
         if raw_id in mapping:
             merged[mapping[raw_id]].extend(samples)
-    return {i: (np.median([s[0] for s in samples], axis=0), np.median([s[1] for s in samples], axis=0))
+    return {i: tuple(dominant([s[part] for s in samples if s[part] is not None])
+                     for part in (0, 1))
             for i, samples in merged.items()}
 
 
