@@ -70,7 +70,12 @@ def motion(points: list[TrackPoint]) -> str:
     """How a track moves over its life: direction across the frame, towards or away, or still."""
     if len(points) < 2:
         return "seen briefly"
-    first, last = points[0], points[-1]
+    # The median of each half of the track against the other's, not its first and last box: a
+    # box that loses a person's legs behind a car for a frame would read as walking away.
+    # Against MOT truth over 2 s spans, the tracked direction agreed 93 % of the time so, 85 %
+    # from the end boxes (tuning half of `bench appearance`; thirds 89 %, a line fit 87 %).
+    half = len(points) // 2
+    first, last = _median_point(points[:half]), _median_point(points[-half:])
     dx, dy = last.cx - first.cx, last.cy - first.cy
     scale = last.h / first.h if first.h > 0 else 1.0
     # Across the frame: a tenth of it, or the object's own width where that is less. Someone far
@@ -89,6 +94,12 @@ def motion(points: list[TrackPoint]) -> str:
     if not phrases:
         return "stays in place"
     return " and ".join(phrases)
+
+
+def _median_point(points: list[TrackPoint]) -> TrackPoint:
+    return TrackPoint(points[0].t, float(np.median([p.cx for p in points])),
+                      float(np.median([p.cy for p in points])),
+                      float(np.median([p.h for p in points])))
 
 
 # `motion`'s phrases without a way to go, in a question's words; a way to go ("moves ...",
