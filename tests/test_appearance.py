@@ -147,3 +147,28 @@ def test_which_way_most_people_walk_is_picked_by_code_from_the_tracks(tud):
     options = ["right to left", "towards the camera", "left to right", "away from the camera"]
     decision = option_match.decide(result.typed, options)
     assert decision.chosen == 2 and decision.basis == "computed", decision.explanation
+
+
+def test_the_picture_shift_of_a_panning_camera_is_measured_to_take_out_of_directions(
+        models, library_settings, tmp_path):
+    # TUD-Campus seen through a window sliding right across the square, 160 px of its 480 over
+    # the 2.8 s (a camera panning): the picture moves left by a third of its width, which
+    # `describe.motion` takes out of every track's way across the scene.
+    from backend.evaluation import footage
+    from backend.ingest import decode, scenes
+
+    campus = tracking.sequence_at(SHARED / "videos" / "ground-truth" / "TUD-Campus")
+    made = footage.variant_of(campus, footage.BY_NAME["pan"], tmp_path / "variants")
+    meta = decode.probe(made.video)
+    analyser = models.scenes(meta.fps)
+    for index, t, frame in decode.iter_frames(made.video, meta, decode.sample_indices(
+            meta, library_settings.track_fps)):
+        analyser.add(index, t, frame)
+    shift = scenes.picture_shift(analyser.looks)
+    last = analyser.looks[-1].t
+    slid = -160 / 480 * last / (len(tracking.read_ground_truth(campus)) / campus.fps)
+    assert shift(last) == pytest.approx(slid, rel=0.1)
+    # A person walking at the picture's speed in the picture stands still in the scene.
+    still = [describe.TrackPoint(look.t, 0.5 + shift(look.t), 0.5, 0.3, drift=shift(look.t))
+             for look in analyser.looks]
+    assert describe.motion(still) == "stays in place"

@@ -26,6 +26,9 @@ class TrackPoint:
     h: float   # box height, as a fraction of the frame height
     pose: Pose | None = None  # only where the pose model read this frame
     w: float | None = None    # box width, as a fraction of the frame width
+    # How far the whole picture has moved right by then (a panning camera), as a fraction of
+    # the width: where the object went across the scene is cx less this.
+    drift: float = 0.0
 
 
 FACING = {"camera": "facing the camera", "away": "back to the camera",
@@ -97,7 +100,7 @@ def motion(points: list[TrackPoint]) -> str:
 
 
 def _median_point(points: list[TrackPoint]) -> TrackPoint:
-    return TrackPoint(points[0].t, float(np.median([p.cx for p in points])),
+    return TrackPoint(points[0].t, float(np.median([p.cx - p.drift for p in points])),
                       float(np.median([p.cy for p in points])),
                       float(np.median([p.h for p in points])))
 

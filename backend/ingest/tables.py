@@ -40,11 +40,13 @@ def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int
 
 def write_instances(db: sqlite_utils.Database, frames: list[Frame],
                      colours: dict[int, tuple[np.ndarray, np.ndarray]],
-                     meta: decode.VideoMeta, acts: list[Action] = ()
+                     meta: decode.VideoMeta, acts: list[Action] = (), looks: list = ()
                      ) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
     """instances + detections tables; returns {id: (category, trajectory)} for descriptions.
     A person's action column ends with what they do (`acts`), as DoraemonGPT's space table
-    keeps an action per instance."""
+    keeps an action per instance. Directions are across the scene: the camera's pan, read from
+    the frames' `looks`, is taken out of them."""
+    shift = scenes.picture_shift(list(looks))
     doing = defaultdict(list)
     for act in acts:
         doing[act.instance_id].append(act)
@@ -62,7 +64,8 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
                          "facing": pose.facing})
             sizes[d.track_id].append((x2 - x1, y2 - y1))
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
-                                        (y2 - y1) / meta.height, d.pose, (x2 - x1) / meta.width)
+                                        (y2 - y1) / meta.height, d.pose, (x2 - x1) / meta.width,
+                                        shift(t))
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
             first, _ = first_last.get(d.track_id, (index, index))
             first_last[d.track_id] = (first, index)
