@@ -134,9 +134,12 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
-    if query.operation == "appearance" and (ordinal := _ORDINAL.search(question.lower())):
-        first = ordinal.group(1) in ("first", "earliest")
-        operation = partial(appearance, ordinal="first" if first else "last")
+    if query.operation == "appearance":
+        ordinal = _ORDINAL.search(question.lower())
+        worn = next((describe.GARMENTS[w] for w in re.findall(r"[a-z]+", question.lower())
+                     if w in describe.GARMENTS), "")
+        operation = partial(appearance, part=worn, ordinal="" if not ordinal else
+                            "first" if ordinal.group(1) in ("first", "earliest") else "last")
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
@@ -553,9 +556,10 @@ def _path(tables: VideoTables, instance_id: int) -> str:
 
 
 def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
-               ordinal: str = "") -> Result:
+               ordinal: str = "", part: str = "") -> Result:
     """Colours of the objects asked about; of the first or last to appear when the question
-    says which ('what colour is the first car')."""
+    says which ('what colour is the first car'); of a person's top or bottom only when it
+    names a garment ('the woman's coat')."""
     if unseen := _unseen(tables, target):
         return unseen
     order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
@@ -565,8 +569,9 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
         return _none_appears(target, sql)
     listed = "; ".join(f"#{r['id']}: {r['appearance']}" for r in rows)
     which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
-    value = rows[0]["appearance"] if len(rows) == 1 else ""
-    colours = [c for r in rows for c in option_match.colours_in(r["appearance"])]
+    said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
+    value = said[0] if len(rows) == 1 else ""
+    colours = [c for text in said for c in option_match.colours_in(text)]
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
                   instance_ids=[r["id"] for r in rows], support="computed" if value else "read",

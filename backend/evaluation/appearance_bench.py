@@ -28,14 +28,8 @@ from backend import kinds
 from backend.agent.option_match import COLOUR_WORDS
 from backend.evaluation.actions_bench import halves
 from backend.ingest import colours
+from backend.ingest.describe import GARMENTS
 
-# Garments a caption colours, and the body part each covers.
-GARMENTS = {
-    **dict.fromkeys(("shirt", "shirts", "jacket", "jackets", "coat", "coats", "sweater",
-                     "hoodie", "sweatshirt", "jersey", "jerseys", "vest", "blouse", "dress",
-                     "uniform", "uniforms", "suit", "suits"), "upper"),
-    **dict.fromkeys(("pants", "jeans", "shorts", "skirt", "trousers"), "lower"),
-}
 # A caption's words between a colour and its noun ('a red double decker bus'); a word that
 # starts a phrase of its own ends the search ('green lights at cars').
 _GAP = 3
@@ -46,7 +40,7 @@ _SAME = {"silver": "grey"}
 
 
 def caption_colours(caption: str) -> list[tuple[str, str]]:
-    """[(target, colour)]: target 'person upper', 'person lower' or a kind. A noun with two
+    """[(target, colour)]: target 'person top', 'person bottom' or a kind. A noun with two
     colours ('a red and white bus') says no one colour of it, and is left out; so is a
     person's own colour ('a black woman'), which is no garment's."""
     words = re.findall(r"[a-z]+|[,.]", caption.lower())
@@ -61,8 +55,8 @@ def caption_colours(caption: str) -> list[tuple[str, str]]:
         for later in words[k + 1:k + 2 + _GAP]:
             if later in COLOUR_WORDS or later in _STOPS:
                 break
-            target = (f"person {GARMENTS[later]}" if later in GARMENTS
-                      else kinds.words().get(later))
+            target = (f"person {GARMENTS[later]}" if later in GARMENTS and later not in
+                      ("top", "tops", "bottom", "bottoms") else kinds.words().get(later))
             if target == "person":
                 break
             if target:
@@ -93,7 +87,7 @@ def measured(image: np.ndarray, target: str, boxes: dict[str, list], people: lis
         person = max(people, key=lambda d: _area(d.box))
         keypoints = person.pose.keypoints if person.pose is not None else None
         upper, lower = colours.person_colours(image, person.box, keypoints)
-        rgb = upper if target.endswith("upper") else lower
+        rgb = upper if target.endswith("top") else lower
     else:
         if not boxes.get(target):
             return None

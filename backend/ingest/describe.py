@@ -7,6 +7,7 @@ captioner (models/captioner.py) adds its caption in front of the same evidence.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +34,22 @@ class TrackPoint:
 
 FACING = {"camera": "facing the camera", "away": "back to the camera",
           "side": "side-on to the camera"}
+
+
+# Garments a question or caption names, and the part of `appearance` that says their colour.
+GARMENTS = {
+    **dict.fromkeys(("shirt", "shirts", "jacket", "jackets", "coat", "coats", "sweater",
+                     "hoodie", "sweatshirt", "jersey", "jerseys", "vest", "blouse", "dress",
+                     "uniform", "uniforms", "suit", "suits", "top", "tops"), "top"),
+    **dict.fromkeys(("pants", "jeans", "shorts", "skirt", "trousers", "bottom", "bottoms"),
+                    "bottom"),
+}
+
+
+def worn(looks: str, part: str) -> str:
+    """The colour `appearance` gives a part ('top' or 'bottom'), or '' where it gives none."""
+    found = re.search(rf"\b([a-z]+(?: [a-z]+)?) {part}\b", looks.removeprefix("person in "))
+    return found.group(1).removeprefix("and ") if found else ""
 
 
 def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None) -> str:
