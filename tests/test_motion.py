@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from backend.agent.queries import TypedQuery, VideoTables, run
-from backend.ingest.describe import colour_name
+from backend.ingest.colours import colour_name
 from backend.library import Library
 from backend.sql_runner import run_query
 from models.motion import CATEGORY, MotionTracker

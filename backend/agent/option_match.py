@@ -16,7 +16,10 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   ('indoors'): how strongly the video shows it, 0-1}, "tags": {a tag's label: [its WordNet
   id, strength]}}, matched through WordNet (`models/lexicon.py`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
-  on-screen text.
+  on-screen text, or how many sightings there, for an object (`queries.position`; then
+  where says which);
+- ways: {a way across or along the picture, in `meaning.direction`'s words: how many tracks
+  go it} (`queries.movement`).
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
     if typed.get("colours"):
         return _by_colours(typed["colours"], options)
     if typed.get("places") and all(meaning.place(o) for o in options):
-        return _by_places(typed["places"], options)
+        return _by_places(typed["places"], options, typed.get("where", "where the text was read"))
+    if typed.get("ways") and all(meaning.direction(o) for o in options):
+        return _by_ways(typed["ways"], options)
     if typed.get("texts"):
         return _by_words(typed["texts"], options)
     return None
@@ -268,8 +273,9 @@ def _by_words(texts: list[str], options: list[str]) -> Decision | None:
 
 # ---- places on screen ------------------------------------------------------------------------
 
-def _by_places(places: dict[str, int], options: list[str]) -> Decision:
-    """Score: the share of the reads in the third of the picture the option names."""
+def _by_places(places: dict[str, int], options: list[str], what: str) -> Decision:
+    """Score: the share of the reads (or sightings) in the third of the picture the option
+    names."""
     total = sum(places.values()) or 1
     at = {}
     for where, reads in places.items():
@@ -277,7 +283,15 @@ def _by_places(places: dict[str, int], options: list[str]) -> Decision:
             at[third] = at.get(third, 0) + reads
     scores = {i: round(at.get(meaning.place(o), 0) / total, 2) for i, o in enumerate(options)}
     shown = ", ".join(f"{w} ({n})" for w, n in places.items())
-    return _decision(scores, options, f"where the text was read ({shown})", exact=0.8)
+    return _decision(scores, options, f"{what} ({shown})", exact=0.8)
+
+
+def _by_ways(ways: dict[str, int], options: list[str]) -> Decision:
+    """Score: the share of the tracks going the way the option names; a majority states it."""
+    total = sum(ways.values()) or 1
+    scores = {i: round(ways.get(meaning.direction(o), 0) / total, 2) for i, o in enumerate(options)}
+    shown = ", ".join(f"{w} ({n})" for w, n in ways.items())
+    return _decision(scores, options, f"the ways the tracks go ({shown})", exact=0.5)
 
 
 # ---- activities -----------------------------------------------------------------------------

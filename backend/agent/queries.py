@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backend import kinds
-from backend.agent import option_match, precision
+from backend.agent import meaning, option_match, precision
 from backend.agent.activity_queries import activity
 from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.text_queries import screen_text, speech, timeline
@@ -45,6 +45,8 @@ OPERATIONS: dict[str, str] = {
     "first_appearance": "when an object, or the first of a kind, first appears",
     "last_appearance": "when an object, or the last of a kind, is last seen",
     "movement": "how an object, or the objects of a kind, move (direction across the frame)",
+    "position": "where in the picture an object, or the objects of a kind, are at a time "
+                "(left, centre or right; top, middle or bottom; near or far)",
     "appearance": "what an object, or the objects of a kind, look like (colours)",
     "kinds": "which kinds of things appear (people, vehicles, animals, objects), how many of each",
     "held": "what people hold, carry or wear: the objects seen inside a person's box",
@@ -132,9 +134,12 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     operation = (_appearance_edge(*asked_edge(question, query.operation))
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
-    if query.operation == "appearance" and (ordinal := _ORDINAL.search(question.lower())):
-        first = ordinal.group(1) in ("first", "earliest")
-        operation = partial(appearance, ordinal="first" if first else "last")
+    if query.operation == "appearance":
+        ordinal = _ORDINAL.search(question.lower())
+        worn = next((describe.GARMENTS[w] for w in re.findall(r"[a-z]+", question.lower())
+                     if w in describe.GARMENTS), "")
+        operation = partial(appearance, part=worn, ordinal="" if not ordinal else
+                            "first" if ordinal.group(1) in ("first", "earliest") else "last")
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
@@ -150,7 +155,8 @@ _EMPTY = re.compile(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:peop
                     r"objects?))\b")
 OCCUPANTS = Target(None, None, "occupant")
 _MOVERS = kinds.MOVING | {MOVING}
-_OBJECT_OPERATIONS = COUNTS | {"first_appearance", "last_appearance", "movement", "appearance"}
+_OBJECT_OPERATIONS = COUNTS | {"first_appearance", "last_appearance", "movement", "position",
+                               "appearance"}
 
 
 def _a_place(target: Target) -> bool:
@@ -448,7 +454,7 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
         path = _path(tables, r["id"])
         return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
                       value=" and ".join(describe.directions(r["action"])), sql=sql, rows=rows,
-                      times=[r["first_seen"]], instance_ids=[r["id"]])
+                      times=[r["first_seen"]], instance_ids=[r["id"]], typed={"ways": _ways(rows)})
     tally: dict[str, list[int]] = {}
     for r in rows:
         for direction in describe.directions(r["action"]):
@@ -461,7 +467,71 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
     summary = f"most: {value}" if value else "no single direction leads"
     return Result(f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})",
                   value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows])
+                  instance_ids=[r["id"] for r in rows], typed={"ways": _ways(rows)})
+
+
+def _ways(rows: list[dict]) -> dict[str, int]:
+    """{'rightwards': tracks, ...}: the ways across or along the picture the tracks go, in
+    `meaning.direction`'s words, for options to be scored against."""
+    ways: dict[str, int] = {}
+    for r in rows:
+        for phrase in describe.directions(r["action"]):
+            if way := meaning.direction(phrase):
+                ways[way] = ways.get(way, 0) + 1
+    return ways
+
+
+# A box this tall (share of the frame's height) is near the camera; one this short, far.
+_NEAR, _FAR = 0.5, 0.15
+
+
+def _distance(row: dict, height: int) -> str:
+    share = (row["y2"] - row["y1"]) / max(1, height)
+    return " near the camera" if share >= _NEAR else " far from the camera" if share <= _FAR else ""
+
+
+def position(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    """Where in the picture the objects asked about are: at the sampled frame nearest a moment,
+    else on every frame they were seen (or seen in the interval), each place with its box and
+    time."""
+    if unseen := _unseen(tables, target):
+        return unseen
+    note = ""
+    if span is not None and span.is_moment:
+        # The sampled frame nearest the moment; where the thing is not on it, its own nearest
+        # sighting, said as such.
+        frame = tables.rows(f"SELECT frame, t FROM detections ORDER BY ABS(t - {span.start}) LIMIT 1")
+        own = tables.rows(f"SELECT d.frame, d.t FROM detections d JOIN instances i ON i.id = "
+                          f"d.instance_id WHERE 1 = 1{_instance_sql(target)} "
+                          f"ORDER BY ABS(d.t - {span.start}) LIMIT 1")
+        if own and frame and own[0]["frame"] != frame[0]["frame"]:
+            note = f"No {target.label} is in view at {frame[0]['t']:.1f} s; the nearest sighting: "
+        during = f" AND d.frame = {own[0]['frame']}" if own else " AND 0"
+    else:
+        during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span is not None else ""
+    sql = (f"SELECT d.instance_id, i.category, d.t, d.x1, d.y1, d.x2, d.y2 FROM detections d "
+           f"JOIN instances i ON i.id = d.instance_id WHERE 1 = 1{_instance_sql(target)}{during} "
+           f"ORDER BY d.t, d.instance_id")
+    rows = tables.rows(sql)
+    if not rows:
+        return _none_appears(target, sql)
+    places: dict[str, int] = {}
+    for r in rows:
+        places[tables.position(r)] = places.get(tables.position(r), 0) + 1
+    height = tables.video["height"]
+    shown = "; ".join(f"#{r['instance_id']} {r['category']} at the {tables.position(r)}"
+                      f"{_distance(r, height)} (box {r['x1']:.0f},{r['y1']:.0f}-{r['x2']:.0f},"
+                      f"{r['y2']:.0f} at {r['t']:.1f} s)" for r in rows[:8])
+    more = f"; and {len(rows) - 8} more sightings" if len(rows) > 8 else ""
+    most = max(places.values())
+    leading = [p for p, n in places.items() if n == most]
+    value = leading[0] if len(leading) == 1 else ""
+    tally = ", ".join(f"{p} {n}" for p, n in sorted(places.items(), key=lambda kv: -kv[1]))
+    return Result(f"{note}Where in the picture (thirds of its width and height): {shown}{more}. "
+                  f"Sightings by place: {tally}.", value=value, sql=sql, rows=rows,
+                  times=sorted({r["t"] for r in rows})[:20],
+                  instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)),
+                  typed={"places": places, "where": "where it was seen"})
 
 
 def _instance_rows(tables: VideoTables, target: Target, columns: str, order: str,
@@ -486,9 +556,10 @@ def _path(tables: VideoTables, instance_id: int) -> str:
 
 
 def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
-               ordinal: str = "") -> Result:
+               ordinal: str = "", part: str = "") -> Result:
     """Colours of the objects asked about; of the first or last to appear when the question
-    says which ('what colour is the first car')."""
+    says which ('what colour is the first car'); of a person's top or bottom only when it
+    names a garment ('the woman's coat')."""
     if unseen := _unseen(tables, target):
         return unseen
     order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
@@ -498,8 +569,9 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
         return _none_appears(target, sql)
     listed = "; ".join(f"#{r['id']}: {r['appearance']}" for r in rows)
     which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
-    value = rows[0]["appearance"] if len(rows) == 1 else ""
-    colours = [c for r in rows for c in option_match.colours_in(r["appearance"])]
+    said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
+    value = said[0] if len(rows) == 1 else ""
+    colours = [c for text in said for c in option_match.colours_in(text)]
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
                   instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
@@ -509,6 +581,7 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
 # first_appearance and last_appearance are read from the question's words (`asked_edge`).
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
-    "movement": movement, "appearance": appearance, "speech": speech, "screen_text": screen_text,
+    "movement": movement, "position": position, "appearance": appearance, "speech": speech,
+    "screen_text": screen_text,
     "timeline": timeline, "kinds": kinds_seen, "held": held, "activity": activity,
 }

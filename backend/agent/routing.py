@@ -78,6 +78,12 @@ _ACTIVITY = re.compile(r"\b(?:doing|activit(?:y|ies)|actions?|sports?|exercis(?:
                        r"(?:what|which) (?:does|do|did) [\w' ]{1,30}? do)\b", re.I)
 _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
+# Where in the picture a named thing is ("at 12 s, where in the picture is the cyclist", "in
+# which part of the frame is the car"), unless it asks where the thing goes.
+_WHERE_AT = re.compile(r"(?:^|[,;:]\s*)where\b(?! (?:\w+ ){0,4}?(?:go|goes|going|went|head|heads|"
+                       r"heading|move|moves|moving|drive|drives|walk|walks|travel|travels)\b)"
+                       r"|\b(?:in )?(?:which|what) (?:part|side|corner|third) of the (?:picture|frame|"
+                       r"screen|image|video|view)\b", re.I)
 
 
 # A where-question whose options are places on screen and that names no kind ("where is the
@@ -113,6 +119,9 @@ def route(question: str, duration: float | None = None,
         return "kinds", "What"
     if _DIRECTION.search(question) and _named_kind(question):
         return "movement", "What"
+    if _WHERE_AT.search(question) and _named_kind(question) and \
+            (not options or all(meaning.place(o) for o in options)):
+        return "position", "What"
     objects = [kind for kind in kinds.named(question) if kind != "person"]
     if _PRESENCE.search(question) and (objects or PEOPLE.search(question)):
         return ("in_view" if at_a_time else "count_distinct"), "Count"
@@ -206,4 +215,5 @@ _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "mea
          "count_distinct": "how many different ones appear",
          "in_view": "how many are in view at a time", "kinds": "which kinds of things appear",
          "held": "what people hold", "movement": "where something goes",
+         "position": "where something is in the picture",
          "activity": "what people do and what the picture shows"}

@@ -21,10 +21,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.cli.bench import (SHARED, bench_actions, bench_agent, bench_detectors, bench_ingest,
+from backend.cli.bench import (SHARED, bench_actions, bench_appearance, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
                                 bench_tags, bench_tracking, print_actions_bench,
-                                print_agent_bench, print_detectors_bench, print_ingest_bench,
+                                print_agent_bench, print_appearance_bench, print_detectors_bench, print_ingest_bench,
                                 print_json, print_measurements, print_memory_bench,
                                 print_objects_bench, print_retrieval_bench, print_tags_bench,
                                 print_tracking_bench)
@@ -437,6 +437,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --clips: also write each clip's five-option 'what activity is "
                         "shown' question, for `eval`")
     b.set_defaults(run=bench_actions, render=print_actions_bench)
+    b = bench_sub.add_parser("appearance", parents=[common],
+                             help="colours of people's clothes and of objects against the COCO "
+                                  "captions' colour words, and positions and directions against "
+                                  "MOT truth (tuning and reporting halves)")
+    b.add_argument("--truth", help="the object truth folder holding coco_val2017_first128 "
+                                   "(default ../shared/images/objects-truth)")
+    b.add_argument("--limit", type=int, default=0, help="only the first N images")
+    b.add_argument("--no-places", action="store_true",
+                   help="colours only: skip tracking the MOT scenes")
+    b.set_defaults(run=bench_appearance, render=print_appearance_bench)
     b = bench_sub.add_parser("tags", parents=[common],
                              help="ImageNet taggers timed on one thread and checked against the "
                                   "human captions of COCO images, side by side")

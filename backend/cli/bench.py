@@ -132,6 +132,50 @@ def bench_objects(args, settings) -> dict:
     return objects_bench(paths, settings, progress=say)
 
 
+def bench_appearance(args, settings) -> dict:
+    from backend.evaluation import appearance_bench, scenes
+    from backend.factory import ModelSet
+
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    if not (root / "coco_val2017_first128" / "captions.json").is_file():
+        raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    models = ModelSet(settings)
+    payload = {"colours": appearance_bench.colour_bench(root, models, limit=args.limit,
+                                                         progress=say)}
+    if not args.no_places:
+        payload["places"] = appearance_bench.places_bench(
+            scenes.every_scene(SHARED / "videos"), models, settings, progress=say)
+    return payload
+
+
+def print_appearance_bench(payload: dict) -> None:
+    colours = payload["colours"]
+    print(f"{colours['source']}: colour words of the captions where the thing was found")
+    for half, lights in colours["figures"].items():
+        for light, f in lights.items():
+            print(f"\n{half} half, {light}: {f['right']} of {f['items']} right "
+                  f"({_share(f['precision'])})")
+            print("  named | stated | right | precision")
+            for colour, c in f["by_colour"].items():
+                print(f"    {colour} | {c['stated']} | {c['right']} | {_share(c['precision'])}")
+            print("  said | captions | found | recall")
+            for colour, c in f["recall"].items():
+                print(f"    {colour} | {c['true']} | {c['found']} | {_share(c['recall'])}")
+            print("  part | of | right | precision")
+            for part, c in f["by_part"].items():
+                print(f"    {part} | {c['of']} | {c['right']} | {_share(c['precision'])}")
+    if "places" in payload:
+        print("\nscene | half | track-times | place agrees | direction agrees (judged)")
+        for run in payload["places"]["scenes"]:
+            print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
+                  f"{_share(run['place_agrees'])} | {_share(run['direction_agrees'])} "
+                  f"({run['directions_judged']})")
+        for half, f in payload["places"]["halves"].items():
+            print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
+                  f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}")
+
+
 def bench_actions(args, settings) -> dict:
     from backend.agent import precision
     from backend.evaluation.actions_bench import actions_bench, precision_table

@@ -7,7 +7,7 @@ captioner (models/captioner.py) adds its caption in front of the same evidence.
 
 from __future__ import annotations
 
-import colorsys
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.ingest.actions import ACTIONS as ACTION_NAMES
+from backend.ingest.colours import colour_name
 from backend.places import third
 from models.types import Pose
 
@@ -27,44 +28,41 @@ class TrackPoint:
     h: float   # box height, as a fraction of the frame height
     pose: Pose | None = None  # only where the pose model read this frame
     w: float | None = None    # box width, as a fraction of the frame width
+    # How far the whole picture has moved right by then (a panning camera), as a fraction of
+    # the width: where the object went across the scene is cx less this.
+    drift: float = 0.0
 
 
 FACING = {"camera": "facing the camera", "away": "back to the camera",
           "side": "side-on to the camera"}
 
 
-def colour_name(rgb: np.ndarray) -> str:
-    r, g, b = (float(c) / 255.0 for c in rgb)
-    hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
-    if val < 0.22:
-        return "black"
-    if sat < 0.18:
-        return "white" if val > 0.82 else "grey" if val > 0.45 else "dark grey"
-    degrees = hue * 360
-    if degrees < 15 or degrees >= 340:
-        return "red" if val > 0.45 else "dark red"
-    if degrees < 40:
-        return "orange" if val > 0.65 else "brown"
-    if degrees < 70:
-        return "yellow" if val > 0.55 else "olive"
-    if degrees < 165:
-        return "green"
-    if degrees < 200:
-        return "teal"
-    if degrees < 255:
-        return "blue" if val > 0.35 else "navy"
-    if degrees < 290:
-        return "purple"
-    return "pink"
+# Garments a question or caption names, and the part of `appearance` that says their colour.
+GARMENTS = {
+    **dict.fromkeys(("shirt", "shirts", "jacket", "jackets", "coat", "coats", "sweater",
+                     "hoodie", "sweatshirt", "jersey", "jerseys", "vest", "blouse", "dress",
+                     "uniform", "uniforms", "suit", "suits", "top", "tops"), "top"),
+    **dict.fromkeys(("pants", "jeans", "shorts", "skirt", "trousers", "bottom", "bottoms"),
+                    "bottom"),
+}
+
+
+def worn(looks: str, part: str) -> str:
+    """The colour `appearance` gives a part ('top' or 'bottom'), or '' where it gives none."""
+    found = re.search(rf"\b([a-z]+(?: [a-z]+)?) {part}\b", looks.removeprefix("person in "))
+    return found.group(1).removeprefix("and ") if found else ""
 
 
 def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None) -> str:
-    """E.g. 'person in dark grey top and blue bottom', from mean colours of the box halves."""
+    """E.g. 'person in dark grey top and blue bottom', from the colours of the body parts
+    (`colours.person_colours`) or of an object's middle."""
+    if category == "person" and (upper_rgb is not None or lower_rgb is not None):
+        worn = [f"{colour_name(rgb)} {part}" for rgb, part in ((upper_rgb, "top"), (lower_rgb, "bottom"))
+                if rgb is not None]
+        return f"person in {' and '.join(worn)}"
     if upper_rgb is None or lower_rgb is None:
         return category
     upper, lower = colour_name(upper_rgb), colour_name(lower_rgb)
-    if category == "person":
-        return f"person in {upper} top and {lower} bottom"
     return f"{upper} {category}" if upper == lower else f"{upper} and {lower} {category}"
 
 
@@ -93,7 +91,12 @@ def motion(points: list[TrackPoint]) -> str:
     """How a track moves over its life: direction across the frame, towards or away, or still."""
     if len(points) < 2:
         return "seen briefly"
-    first, last = points[0], points[-1]
+    # The median of each half of the track against the other's, not its first and last box: a
+    # box that loses a person's legs behind a car for a frame would read as walking away.
+    # Against MOT truth over 2 s spans, the tracked direction agreed 93 % of the time so, 85 %
+    # from the end boxes (tuning half of `bench appearance`; thirds 89 %, a line fit 87 %).
+    half = len(points) // 2
+    first, last = _median_point(points[:half]), _median_point(points[-half:])
     dx, dy = last.cx - first.cx, last.cy - first.cy
     scale = last.h / first.h if first.h > 0 else 1.0
     # Across the frame: a tenth of it, or the object's own width where that is less. Someone far
@@ -112,6 +115,12 @@ def motion(points: list[TrackPoint]) -> str:
     if not phrases:
         return "stays in place"
     return " and ".join(phrases)
+
+
+def _median_point(points: list[TrackPoint]) -> TrackPoint:
+    return TrackPoint(points[0].t, float(np.median([p.cx - p.drift for p in points])),
+                      float(np.median([p.cy for p in points])),
+                      float(np.median([p.h for p in points])))
 
 
 # `motion`'s phrases without a way to go, in a question's words; a way to go ("moves ...",

@@ -18,7 +18,7 @@ from PIL import Image
 from backend.config import Settings
 from backend.errors import CaptionError
 from backend.factory import CAPTION_HINT, ModelSet
-from backend.ingest import decode, objects, picture_facts
+from backend.ingest import colours, decode, objects, picture_facts
 from backend.ingest.picture_facts import Measure
 from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import CROWD, ExitSplitter, Frame
@@ -124,8 +124,10 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             evidence.seconds["objects"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         picture.add(frame)
+        gains = colours.white_patch(frame)
         for d in detections:
-            evidence.colours[d.track_id].append(_colours(frame, d))
+            if (measured := _colours(frame, d, gains)) is not None:
+                evidence.colours[d.track_id].append(measured)
 
         if reader is not None and t >= next_ocr:
             thumb = _grey_thumb(frame)
@@ -272,26 +274,18 @@ def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(diff.mean(axis=(1, 3)).max())
 
 
-def _colours(frame: np.ndarray, detection: Detection) -> tuple[np.ndarray, np.ndarray]:
+def _colours(frame: np.ndarray, detection: Detection, gains: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray] | None:
     """(upper, lower) colour of a detection: the one measured over its own pixels where the
-    detector knows them (moving objects), else the halves of its box."""
+    detector knows them (moving objects); a person's clothes by body part
+    (`colours.person_colours`, None for a part out of view); else the middle of the box.
+    None where nothing was measured."""
     if detection.colour is not None:
         colour = np.asarray(detection.colour)
         return colour, colour
-    return _box_colours(frame, detection.box)
-
-
-def _box_colours(frame: np.ndarray, box: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
-    """Mean colour of the upper and lower half of the box's central strip (less background)."""
-    h, w = frame.shape[:2]
-    x1, y1, x2, y2 = (int(round(v)) for v in box)
-    x1, x2 = max(0, x1), min(w, x2)
-    y1, y2 = max(0, y1), min(h, y2)
-    if x2 - x1 < 4 or y2 - y1 < 8:
-        return np.zeros(3), np.zeros(3)
-    cx1, cx2 = x1 + (x2 - x1) // 4, x2 - (x2 - x1) // 4
-    mid = y1 + (y2 - y1) // 2
-    # Top from 15-50 % of the height (skips the head), bottom from 50-85 % (skips the feet).
-    top = frame[y1 + (y2 - y1) * 15 // 100:mid, cx1:cx2:2]
-    bottom = frame[mid:y1 + (y2 - y1) * 85 // 100, cx1:cx2:2]
-    return top.reshape(-1, 3).mean(axis=0), bottom.reshape(-1, 3).mean(axis=0)
+    if detection.category == "person":
+        keypoints = detection.pose.keypoints if detection.pose is not None else None
+        upper, lower = colours.person_colours(frame, detection.box, keypoints, gains)
+    else:
+        upper = lower = colours.object_colour(frame, detection.box, gains)
+    return None if upper is None and lower is None else (upper, lower)

@@ -169,7 +169,8 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                         "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                         "models": json.dumps(model_names),
                     })
-                    tracks = tables.write_instances(db, frames, colours, meta, acts)
+                    tracks = tables.write_instances(db, frames, colours, meta, acts,
+                                                    evidence.looks)
                     tables.write_actions(db, acts)
                     tables.write_speech(db, speech)
                     tables.write_ocr(db, evidence.ocr_runs)

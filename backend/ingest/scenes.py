@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from backend.ingest.describe import colour_name
+from backend.ingest.colours import colour_name
 from models.types import FrameLook
 
 CAMERA_STILL = 0.02   # picture motion per second (share of the frame) below which the camera is static
@@ -108,6 +108,22 @@ def segment_scene(inside: list[FrameLook], cuts: list[float], shot_list: list[Sh
 
 def shot_at(shot_list: list[Shot], t: float) -> int:
     return next((s.id for s in shot_list if s.t_start <= t < s.t_end), shot_list[-1].id)
+
+
+def picture_shift(looks: list[FrameLook]) -> Callable[[float], float]:
+    """How far the whole picture has moved sideways by time t (share of the width, right +),
+    from the frames' pan where the camera moved; a tracked object's own way across the scene
+    is its image path less this. A frame whose pan could not be told takes its neighbours'
+    (a steady pan measured on most frames); rates under CAMERA_STILL are a still camera's
+    noise."""
+    times = [look.t for look in looks]
+    known = [(look.t, look.pan) for look in looks if look.pan is not None]
+    if not known:
+        return lambda t: 0.0
+    rates = np.interp(times, [t for t, _ in known], [p for _, p in known])
+    rates[np.abs(rates) < CAMERA_STILL] = 0.0
+    total = np.concatenate([[0.0], np.cumsum(np.diff(times) * rates[1:])])
+    return lambda t: float(np.interp(t, times, total))
 
 
 def camera_motion(looks: list[FrameLook]) -> tuple[str, float]:

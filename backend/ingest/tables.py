@@ -14,6 +14,7 @@ from backend.config import Settings
 from backend import episodic
 from backend.ingest import decode, describe, scenes
 from backend.ingest.actions import Action
+from backend.ingest.colours import dominant
 from backend.ingest.frame_pass import FrameEvidence
 from backend.ingest.tracks import Frame
 from models.motion import CATEGORY as MOVING
@@ -25,21 +26,27 @@ def steps(duration: float, step: float) -> list[tuple[float, float]]:
 
 
 def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each instance's (upper, lower) colour over its frames, None for a part never seen: the
+    commonest name wins, so a few frames of shade or occlusion do not pull a red coat
+    towards brown."""
     merged: dict[int, list] = defaultdict(list)
     for raw_id, samples in colours.items():
         if raw_id in mapping:
             merged[mapping[raw_id]].extend(samples)
-    return {i: (np.median([s[0] for s in samples], axis=0), np.median([s[1] for s in samples], axis=0))
+    return {i: tuple(dominant([s[part] for s in samples if s[part] is not None])
+                     for part in (0, 1))
             for i, samples in merged.items()}
 
 
 def write_instances(db: sqlite_utils.Database, frames: list[Frame],
                      colours: dict[int, tuple[np.ndarray, np.ndarray]],
-                     meta: decode.VideoMeta, acts: list[Action] = ()
+                     meta: decode.VideoMeta, acts: list[Action] = (), looks: list = ()
                      ) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
     """instances + detections tables; returns {id: (category, trajectory)} for descriptions.
     A person's action column ends with what they do (`acts`), as DoraemonGPT's space table
-    keeps an action per instance."""
+    keeps an action per instance. Directions are across the scene: the camera's pan, read from
+    the frames' `looks`, is taken out of them."""
+    shift = scenes.picture_shift(list(looks))
     doing = defaultdict(list)
     for act in acts:
         doing[act.instance_id].append(act)
@@ -57,7 +64,8 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
                          "facing": pose.facing})
             sizes[d.track_id].append((x2 - x1, y2 - y1))
             point = describe.TrackPoint(t, (x1 + x2) / 2 / meta.width, (y1 + y2) / 2 / meta.height,
-                                        (y2 - y1) / meta.height, d.pose, (x2 - x1) / meta.width)
+                                        (y2 - y1) / meta.height, d.pose, (x2 - x1) / meta.width,
+                                        shift(t))
             tracks.setdefault(d.track_id, (d.category, []))[1].append(point)
             first, _ = first_last.get(d.track_id, (index, index))
             first_last[d.track_id] = (first, index)

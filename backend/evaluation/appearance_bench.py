@@ -1,0 +1,245 @@
+"""`bench appearance`: colours against what people wrote, positions and directions against truth.
+
+Colours: the COCO images' five human captions name colours of things ("a man in a blue shirt",
+"a red double decker bus"). Each colour word followed, within a few words, by a garment
+(person, upper or lower body) or by a word for a kind (`kinds.words`) is a truth item where the
+image holds that kind: the largest person the pose model finds, the largest true box of the
+kind otherwise. The colour measured there (`ingest.colours`) is scored per colour word and per
+body part, with and without a grey-world correction of the light. Images are split by name
+into halves (`actions_bench.halves`); choices were made on the first only.
+
+Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
+matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
+(`places.third`) and direction over the second around it (`describe.motion`) are compared with
+the true box's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from backend import kinds
+from backend.agent.option_match import COLOUR_WORDS
+from backend.evaluation.actions_bench import halves
+from backend.ingest import colours
+from backend.ingest.describe import GARMENTS
+
+# A caption's words between a colour and its noun ('a red double decker bus'); a word that
+# starts a phrase of its own ends the search ('green lights at cars').
+_GAP = 3
+_STOPS = {"and", "or", ",", ".", "at", "on", "in", "with", "of", "to", "by", "near", "next",
+          "from", "is", "are"}
+# Captions' colour words that the namer has no term of its own for.
+_SAME = {"silver": "grey"}
+
+
+def caption_colours(caption: str) -> list[tuple[str, str]]:
+    """[(target, colour)]: target 'person top', 'person bottom' or a kind. A noun with two
+    colours ('a red and white bus') says no one colour of it, and is left out; so is a
+    person's own colour ('a black woman'), which is no garment's."""
+    words = re.findall(r"[a-z]+|[,.]", caption.lower())
+    found = []
+    for k, word in enumerate(words):
+        colour = COLOUR_WORDS.get(word)
+        if colour is None or (k + 1 < len(words) and f"{word} {words[k + 1]}" in COLOUR_WORDS) \
+                or (k > 1 and words[k - 1] == "and" and words[k - 2] in COLOUR_WORDS):
+            continue
+        if k > 0 and f"{words[k - 1]} {word}" in COLOUR_WORDS:
+            colour = COLOUR_WORDS[f"{words[k - 1]} {word}"]
+        for later in words[k + 1:k + 2 + _GAP]:
+            if later in COLOUR_WORDS or later in _STOPS:
+                break
+            target = (f"person {GARMENTS[later]}" if later in GARMENTS and later not in
+                      ("top", "tops", "bottom", "bottoms") else kinds.words().get(later))
+            if target == "person":
+                break
+            if target:
+                found.append((target, _SAME.get(colour, colour)))
+                break
+    return found
+
+
+def _truth_boxes(labels: Path, classes: list[str], size: tuple[int, int]) -> dict[str, list]:
+    w, h = size
+    boxes = defaultdict(list)
+    for line in labels.read_text().splitlines() if labels.is_file() else []:
+        c, cx, cy, bw, bh = (float(v) for v in line.split())
+        boxes[classes[int(c)]].append(((cx - bw / 2) * w, (cy - bh / 2) * h,
+                                       (cx + bw / 2) * w, (cy + bh / 2) * h))
+    return boxes
+
+
+def _area(box) -> float:
+    return (box[2] - box[0]) * (box[3] - box[1])
+
+
+def measured(image: np.ndarray, target: str, boxes: dict[str, list], people: list) -> str | None:
+    """The colour named for a target, or None where the image holds no such thing."""
+    if target.startswith("person "):
+        if not people:
+            return None
+        person = max(people, key=lambda d: _area(d.box))
+        keypoints = person.pose.keypoints if person.pose is not None else None
+        upper, lower = colours.person_colours(image, person.box, keypoints)
+        rgb = upper if target.endswith("top") else lower
+    else:
+        if not boxes.get(target):
+            return None
+        rgb = colours.object_colour(image, max(boxes[target], key=_area))
+    return None if rgb is None else colours.colour_name(rgb)
+
+
+def _balanced(image: np.ndarray) -> np.ndarray:
+    return np.clip(image * colours.grey_world(image), 0, 255).astype(np.uint8)
+
+
+def _white_patch(image: np.ndarray) -> np.ndarray:
+    return np.clip(image * colours.white_patch(image), 0, 255).astype(np.uint8)
+
+
+LIGHT = {"as shot": lambda image: image, "grey world": _balanced, "white patch": _white_patch}
+
+
+def colour_bench(root: Path, models, limit: int = 0, progress=lambda line: None) -> dict:
+    folder = root / "coco_val2017_first128"
+    captions = json.loads((folder / "captions.json").read_text())
+    classes = (folder / "classes.txt").read_text().split("\n")
+    names = sorted(captions)[:limit] if limit else sorted(captions)
+    half = halves(list(captions))
+    items = []
+    for n, name in enumerate(names, start=1):
+        truth = defaultdict(set)
+        for caption in captions[name]:
+            for target, colour in caption_colours(caption):
+                truth[target].add(colour)
+        if not truth:
+            continue
+        image = np.asarray(Image.open(folder / "images" / name).convert("RGB"))
+        boxes = _truth_boxes(folder / "labels" / f"{Path(name).stem}.txt", classes,
+                             (image.shape[1], image.shape[0]))
+        models.tracker.reset()
+        people = [d for d in models.tracker.track(image) if d.category == "person"]
+        for light, correct in LIGHT.items():
+            seen = correct(image)
+            for target, said in truth.items():
+                name_found = measured(seen, target, boxes, people)
+                if name_found is not None:
+                    items.append({"image": name, "half": half[name], "light": light,
+                                  "target": target, "truth": sorted(said), "measured": name_found})
+        progress(f"{n}/{len(names)} {name}: {dict(truth)}")
+    return {"source": str(folder), "items": items,
+            "figures": {h: {light: colour_figures([i for i in items if i["half"] == h
+                                                    and i["light"] == light])
+                            for light in LIGHT} for h in ("tune", "report")}}
+
+
+def colour_figures(items: list[dict]) -> dict:
+    """Precision per colour named, recall per colour the captions say, right per body part."""
+    named = defaultdict(lambda: {"stated": 0, "right": 0})
+    said = defaultdict(lambda: {"true": 0, "found": 0})
+    parts = defaultdict(lambda: {"of": 0, "right": 0})
+    for item in items:
+        right = item["measured"] in item["truth"]
+        named[item["measured"]]["stated"] += 1
+        named[item["measured"]]["right"] += right
+        for colour in item["truth"]:
+            said[colour]["true"] += 1
+            said[colour]["found"] += item["measured"] == colour
+        part = item["target"].split(" ", 1)[1] if item["target"].startswith("person ") else "object"
+        parts[part]["of"] += 1
+        parts[part]["right"] += right
+    right = sum(c["right"] for c in named.values())
+    return {"items": len(items), "right": right,
+            "precision": round(right / len(items), 3) if items else None,
+            "by_colour": {c: {**v, "precision": round(v["right"] / v["stated"], 3)}
+                          for c, v in sorted(named.items())},
+            "recall": {c: {**v, "recall": round(v["found"] / v["true"], 3)}
+                       for c, v in sorted(said.items())},
+            "by_part": {p: {**v, "precision": round(v["right"] / v["of"], 3)}
+                        for p, v in sorted(parts.items())}}
+
+
+# The time either side of a track-time over which its direction is read, in seconds.
+_DIRECTION_SPAN = 1.0
+
+
+def places_bench(sequences: list, models, settings, progress=lambda line: None) -> dict:
+    """Place and direction of each tracked box matched to a true one, against the true box's."""
+    from backend.evaluation import scenes
+
+    half = scenes.halves(sequences)
+    runs = []
+    for sequence in sequences:
+        pairs = _matched(sequence, models, settings)
+        runs.append({"sequence": sequence.name, "half": half[sequence.name],
+                     **agreement(pairs)})
+        progress(f"{sequence.name}: {runs[-1]}")
+    return {"scenes": runs, "halves": {h: _pooled([r for r in runs if r["half"] == h])
+                                       for h in ("tune", "report")}}
+
+
+def _matched(sequence, models, settings) -> list[tuple[int, float, tuple, tuple, tuple]]:
+    """(truth id, t, true box, tracked box, frame size) of every tracked box on a sampled
+    frame that overlaps a true one (IoU >= 0.5)."""
+    from backend.evaluation import tracking
+    from backend.ingest import decode
+
+    truth = tracking.read_ground_truth(sequence)
+    meta = decode.probe(sequence.video)
+    models.tracker.reset()
+    pairs = []
+    for index, t, frame in decode.iter_frames(sequence.video, meta,
+                                              decode.sample_indices(meta, settings.track_fps)):
+        seen = [(d.track_id, d.box) for d in models.tracker.track(frame) if d.category == "person"]
+        here = truth.get(round(index / meta.fps * sequence.fps), [])
+        distances = tracking._distances(here, seen)
+        for (gt_id, gt_box), (_, box) in tracking._best_matches(here, seen, distances):
+            pairs.append((gt_id, t, gt_box, box, (meta.width, meta.height)))
+    return pairs
+
+
+def _point(t: float, box, size):
+    from backend.ingest.describe import TrackPoint
+
+    w, h = size
+    return TrackPoint(t, (box[0] + box[2]) / 2 / w, (box[1] + box[3]) / 2 / h,
+                      (box[3] - box[1]) / h, w=(box[2] - box[0]) / w)
+
+
+def agreement(pairs: list) -> dict:
+    """How often the tracked box's third of the picture, and its direction over the second
+    either side, are the true box's; directions judged where both boxes are matched at least
+    twice in that span."""
+    from backend.ingest.describe import motion, where
+
+    by_id = defaultdict(list)
+    for gt_id, t, gt_box, box, size in pairs:
+        by_id[gt_id].append((t, gt_box, box, size))
+    places = directions = judged = 0
+    for gt_id, t, gt_box, box, size in pairs:
+        places += where(_point(t, box, size)) == where(_point(t, gt_box, size))
+        near = [p for p in by_id[gt_id] if abs(p[0] - t) <= _DIRECTION_SPAN]
+        if len(near) >= 2:
+            judged += 1
+            directions += (motion([_point(s, b, z) for s, _, b, z in near]) ==
+                           motion([_point(s, g, z) for s, g, _, z in near]))
+    return {"matched": len(pairs), "place_right": places, "directions_judged": judged,
+            "direction_right": directions,
+            "place_agrees": round(places / len(pairs), 3) if pairs else None,
+            "direction_agrees": round(directions / judged, 3) if judged else None}
+
+
+def _pooled(runs: list[dict]) -> dict:
+    matched = sum(r["matched"] for r in runs)
+    judged = sum(r["directions_judged"] for r in runs)
+    places = sum(r["place_right"] for r in runs)
+    directions = sum(r["direction_right"] for r in runs)
+    return {"matched": matched, "directions_judged": judged,
+            "place_agrees": round(places / matched, 3) if matched else None,
+            "direction_agrees": round(directions / judged, 3) if judged else None}
