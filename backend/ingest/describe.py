@@ -97,7 +97,9 @@ def motion(points: list[TrackPoint]) -> str:
     # from the end boxes (tuning half of `bench appearance`; thirds 89 %, a line fit 87 %).
     half = len(points) // 2
     first, last = _median_point(points[:half]), _median_point(points[-half:])
-    dx, dy = last.cx - first.cx, last.cy - first.cy
+    # The two medians lie about half the track's run apart: twice their distance is the run
+    # the thresholds below were set for (walkers far from the camera read as standing else).
+    dx, dy = 2 * (last.cx - first.cx), 2 * (last.cy - first.cy)
     scale = last.h / first.h if first.h > 0 else 1.0
     # Across the frame: a tenth of it, or the object's own width where that is less. Someone far
     # from the camera walks a few of their own widths, a small share of the picture.

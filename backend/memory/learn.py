@@ -107,6 +107,10 @@ def learn(answer: Answer, task_type: str | None, question_vector, store: MemoryS
         verdict = _computed(answer, computed[1])
     if not verdict.valid or not verdict.summary.strip():
         return Lesson(verdict="invalid", reason=verdict.reason)
+    if not _states(verdict.summary, answer.answer):
+        # "The answer is correct based on the evidence provided." keeps nothing to replay.
+        verdict = verdict.model_copy(update={
+            "summary": f"{answer.standalone_question.strip()} {answer.answer.strip()}"[:240]})
     decided = answer.memory.decided_by
     entry_id, merged = None, False
     if options.learns_facts:
@@ -132,6 +136,17 @@ def learn(answer: Answer, task_type: str | None, question_vector, store: MemoryS
         refreshed = _refresh_pattern(task_type, store, ctx)
     return Lesson(verdict="valid", reason=verdict.reason, entry_id=entry_id, merged=merged,
                   workflow_id=workflow_id, pattern_refreshed=refreshed)
+
+
+def _states(summary: str, answer: str) -> bool:
+    """Whether a fact's summary carries the answer: its numbers, or else one of its words of
+    four letters or more (a summary that only judges the answer is no fact)."""
+    said = summary.lower()
+    numbers = re.findall(r"\d+(?:\.\d+)?", answer)
+    if numbers:
+        return all(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", said) for n in numbers)
+    words = [w for w in re.findall(r"[a-z]+", answer.lower()) if len(w) >= 4]
+    return not words or any(w in said for w in words)
 
 
 def _computed(answer: Answer, step: Step) -> Verdict:
