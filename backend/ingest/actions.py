@@ -27,8 +27,10 @@ words for the *Evidence and cost* panel.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -124,13 +126,13 @@ class _Seen:
             return pa if pb is None else pb
         return (pa + pb) / 2
 
-    @property
+    @cached_property
     def torso(self) -> float:
         """Shoulders to hips in pixels; a third of the box height where they are not seen."""
         s = self.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
         h = self.mid(kp_index.L_HIP, kp_index.R_HIP)
         if s is not None and h is not None and np.linalg.norm(s - h) >= 1:
-            return float(np.linalg.norm(s - h))
+            return _dist(s, h)
         return self.height / 3
 
     def wrists(self) -> list[np.ndarray]:
@@ -140,6 +142,19 @@ class _Seen:
     def head(self) -> np.ndarray | None:
         return self.joint(kp_index.NOSE) if self.joint(kp_index.NOSE) is not None else \
             self.mid(kp_index.L_EAR, kp_index.R_EAR)
+
+
+class _Track(list):
+    """One person's sightings in time order, with their times for finding a window by bisection
+    (a ten-minute track has 3,000 sightings: scanning it for every one of them is too slow)."""
+
+    def __init__(self, sightings):
+        super().__init__(sorted(sightings, key=lambda s: s.t))
+        self.times = [s.t for s in self]
+
+    def between(self, t0: float, t1: float) -> list[_Seen]:
+        """Sightings with t0 <= t < t1."""
+        return self[bisect_left(self.times, t0 - 1e-9):bisect_left(self.times, t1 - 1e-9)]
 
 
 @dataclass
@@ -183,9 +198,9 @@ def perceive(frames: list[Frame], size: tuple[int, int],
         s.times.append(t)
         s.note = s.note or note
 
+    people = {pid: _Track(sightings) for pid, sightings in people.items()}
     speeds: dict[tuple[int, float], float | None] = {}
     for pid, track in people.items():
-        track.sort(key=lambda s: s.t)
         speeds.update({(pid, s.t): _speed(track, k, pan) for k, s in enumerate(track)})
     for pid, track in people.items():
         riding_times = set()
@@ -220,12 +235,12 @@ def _picture_motion(looks, width: int):
     return at
 
 
-def _window(track: list[_Seen], k: int, seconds: float) -> list[_Seen]:
+def _window(track: _Track, k: int, seconds: float) -> list[_Seen]:
     t = track[k].t
-    return [s for s in track if abs(s.t - t) <= seconds / 2 + 1e-6]
+    return track.between(t - seconds / 2 - 1e-6, t + seconds / 2 + 2e-6)
 
 
-def _speed(track: list[_Seen], k: int, pan) -> float | None:
+def _speed(track: _Track, k: int, pan) -> float | None:
     """How fast the foot point moves around frame k, body heights a second; None without a
     second sighting within a second."""
     near = [s for s in _window(track, k, 1.2) if not s.interpolated] or [track[k]]
@@ -280,7 +295,7 @@ def _body(pid: int, track: list[_Seen], speeds, pan, riding: set[float],
                     mark(pid, "carrying", t, f"holding #{other} while walking", other)
 
 
-def _waving(track: list[_Seen], k: int) -> bool:
+def _waving(track: _Track, k: int) -> bool:
     """A raised wrist that moves sideways by a third of a torso, back and forth, within 1.5 s."""
     xs = []
     for s in _window(track, k, 1.5):
@@ -303,7 +318,7 @@ def _feet_y(s: _Seen) -> float:
     return s.box[3] if ankles is None else ankles
 
 
-def _jumping(track: list[_Seen], k: int, camera_still: bool) -> bool:
+def _jumping(track: _Track, k: int, camera_still: bool) -> bool:
     """Ankles and hips rise together by a fifth of the body above their lowest place within a
     second, and the ankles come down again, while the body keeps its size and the camera holds
     still (a tilt or a shake lifts everyone in the picture)."""
@@ -322,22 +337,22 @@ def _jumping(track: list[_Seen], k: int, camera_still: bool) -> bool:
             and came_down and same_size)
 
 
-def _falling(track: list[_Seen], k: int) -> str:
+def _falling(track: _Track, k: int) -> str:
     s = track[k]
     if s.posture != "lying":
         return ""
-    before = [n for n in track if s.t - FALL_SECONDS <= n.t < s.t and n.posture == "standing"]
+    before = [n for n in track.between(s.t - FALL_SECONDS, s.t) if n.posture == "standing"]
     return f"standing at {before[-1].t:.1f} s, lying at {s.t:.1f} s" if before else ""
 
 
-def _turning(track: list[_Seen], k: int) -> str:
+def _turning(track: _Track, k: int) -> str:
     """Facing one way on two readings in the two seconds before, the other way now and on the
     next reading: a single flipped reading is the pose model's left-right confusion."""
     s = track[k]
     if s.facing not in ("camera", "away"):
         return ""
     other = "away" if s.facing == "camera" else "camera"
-    before = [n for n in track if s.t - TURN_SECONDS <= n.t < s.t and n.facing]
+    before = [n for n in track.between(s.t - TURN_SECONDS, s.t) if n.facing]
     after = [n for n in track[k + 1:] if n.facing][:1]
     if sum(n.facing == other for n in before) < 2 or before[-1].facing != other or \
             not after or after[0].facing != s.facing:
@@ -352,13 +367,13 @@ def _reach(s: _Seen) -> list[tuple[float, float]]:
     for sh, wr in ((kp_index.L_SHOULDER, kp_index.L_WRIST), (kp_index.R_SHOULDER, kp_index.R_WRIST)):
         a, b = s.joint(sh), s.joint(wr)
         if a is not None and b is not None:
-            out.append((float(np.linalg.norm(b - a)) / s.torso, float(a[1] - b[1]) / s.torso))
+            out.append((_dist(b, a) / s.torso, float(a[1] - b[1]) / s.torso))
     return out
 
 
-def _punching(track: list[_Seen], k: int) -> bool:
+def _punching(track: _Track, k: int) -> bool:
     s = track[k]
-    before = [n for n in track if s.t - 0.45 <= n.t < s.t and n.kp is not None]
+    before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
     if not before or s.kp is None:
         return False
     now, then = _reach(s), _reach(before[-1])
@@ -366,7 +381,7 @@ def _punching(track: list[_Seen], k: int) -> bool:
                for (d, up), (d0, _) in zip(now, then))
 
 
-def _climbing(track: list[_Seen], k: int) -> bool:
+def _climbing(track: _Track, k: int) -> bool:
     near = [n for n in _window(track, k, 2.0) if not n.interpolated]
     if len(near) < 3 or near[-1].t - near[0].t < 1.0:
         return False
@@ -377,7 +392,7 @@ def _climbing(track: list[_Seen], k: int) -> bool:
         rise >= sideways * 0.5
 
 
-def _dancing(track: list[_Seen], k: int, speed: float | None) -> bool:
+def _dancing(track: _Track, k: int, speed: float | None) -> bool:
     """Hands moving fast (two and a half torso lengths a second around the hips) through three
     seconds while the body stays put: walking and ball games swing the arms too, but move on
     or stop."""
@@ -392,8 +407,13 @@ def _dancing(track: list[_Seen], k: int, speed: float | None) -> bool:
         for j in (kp_index.L_WRIST, kp_index.R_WRIST):
             pa, pb = a.joint(j), b.joint(j)
             if pa is not None and pb is not None:
-                moves.append(float(np.linalg.norm((pb - cb) - (pa - ca))) / a.torso / (b.t - a.t))
+                moves.append(_dist(pb - cb, pa - ca) / a.torso / (b.t - a.t))
     return len(moves) >= 10 and float(np.median(moves)) >= 2.5
+
+
+def _dist(a: np.ndarray, b: np.ndarray) -> float:
+    # math.hypot: numpy's norm costs more than the rules themselves on two numbers.
+    return math.hypot(float(a[0] - b[0]), float(a[1] - b[1]))
 
 
 def _grown(box, by: float):
@@ -418,7 +438,7 @@ def _with_object(s: _Seen, thing: _Thing) -> list[tuple[str, str]]:
     held = [w for w in s.wrists() if _inside(w, grown)]
     head = s.head()
     at_face = head is not None and \
-        float(np.linalg.norm(thing.centre - head)) <= FACE_REACH * s.torso
+        _dist(thing.centre, head) <= FACE_REACH * s.torso
     if held:
         found.append(("holding", f"a wrist on the {ref}"))
         if thing.category in SWUNG and (s.arm_raised or any(up >= 0 for _, up in _reach(s))):
@@ -472,13 +492,17 @@ def _between(on_frame: dict[int, dict[int, _Seen]], things: dict[int, list[_Thin
         for pid, s in seen.items():
             for thing in things.get(index, ()):
                 if thing.category in THROWN and any(
-                        float(np.linalg.norm(w - thing.centre)) <= 0.6 * s.torso for w in s.wrists()):
+                        _dist(w, thing.centre) <= 0.6 * s.torso for w in s.wrists()):
                     ball_near.append((s.t, pid, thing.instance_id))
         ids = sorted(seen)
         for i, a_id in enumerate(ids):
             for b_id in ids[i + 1:]:
                 a, b = seen[a_id], seen[b_id]
                 if a.interpolated or b.interpolated or not 0.6 <= a.height / b.height <= 1.67:
+                    continue
+                # Cheap first: every rule below wants them within four torsos, under a body
+                # height each (a crowd has hundreds of pairs a frame, nearly all far apart).
+                if abs(a.foot[0] - b.foot[0]) > 4 * max(a.height, b.height):
                     continue
                 torso = (a.torso + b.torso) / 2
                 # Side by side for a photograph, both facing the camera, arms round shoulders
@@ -496,7 +520,7 @@ def _between(on_frame: dict[int, dict[int, _Seen]], things: dict[int, list[_Thin
                 # Two people passing in front of each other overlap too: huggers stand still.
                 still = all((speeds.get((p, a.t)) or 0.0) < WALK for p in (a_id, b_id))
                 heads = (a.head(), b.head())
-                close = all(h is not None for h in heads) and float(np.linalg.norm(heads[0] - heads[1])) <= 0.8 * torso
+                close = all(h is not None for h in heads) and _dist(heads[0], heads[1]) <= 0.8 * torso
                 if still and close and not posing and _iou(a.box, b.box) >= 0.3 and \
                         (_arms_round(a, b) or _arms_round(b, a)):
                     for p, q in pair:
@@ -516,7 +540,7 @@ def _hands_meet(a: _Seen, b: _Seen, torso: float) -> bool:
     people side by side, hand in hand (in a crowd, a hand merely near another's is common)."""
     for wa in a.wrists():
         for wb in b.wrists():
-            if float(np.linalg.norm(wa - wb)) > 0.35 * torso:
+            if _dist(wa, wb) > 0.35 * torso:
                 continue
             heights = [s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER) for s in (a, b)]
             hips = [s.mid(kp_index.L_HIP, kp_index.R_HIP) for s in (a, b)]
@@ -552,7 +576,7 @@ def _throws(on_frame, things, ball_near, mark) -> None:
             s = on_frame.get(index, {}).get(pid)
             if s is None or not 0 < times.get(index, -1) - t <= 1.0:
                 continue
-            if all(float(np.linalg.norm(w - thing.centre)) >= 1.5 * s.torso for w in s.wrists()) \
+            if all(_dist(w, thing.centre) >= 1.5 * s.torso for w in s.wrists()) \
                     and s.wrists():
                 mark(pid, "throwing", t, f"the {thing.category} #{ball} leaves the hand", ball)
                 break
@@ -560,12 +584,11 @@ def _throws(on_frame, things, ball_near, mark) -> None:
 
 def _fights(close: dict[tuple[int, int], set[float]], on_frame, mark) -> None:
     """Two people close together while one of them punches."""
-    tracks: dict[int, list[_Seen]] = defaultdict(list)
+    sightings: dict[int, list[_Seen]] = defaultdict(list)
     for seen in on_frame.values():
         for pid, s in seen.items():
-            tracks[pid].append(s)
-    for track in tracks.values():
-        track.sort(key=lambda s: s.t)
+            sightings[pid].append(s)
+    tracks = {pid: _Track(found) for pid, found in sightings.items()}
     struck = {pid: {track[k].t for k in range(len(track)) if _punching(track, k)}
               for pid, track in tracks.items()}
     for (a, b), times in close.items():
