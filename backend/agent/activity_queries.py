@@ -144,7 +144,7 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
 def named_actions(text: str) -> set[str]:
     """The actions of the vocabulary (`actions.ACTIONS`) a text names: one of its words is the
     action's own verb in one of its commonest senses ('who is riding a horse' -> riding,
-    'sitting down' -> sitting); an action of two people must be named whole ('hugging')."""
+    'sitting down' -> sitting); an action between people must be named whole ('hugging')."""
     said = lexicon.terms(text)
     found = set()
     for action in ACTIONS:

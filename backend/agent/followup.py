@@ -3,7 +3,7 @@ refers to an earlier turn, and then the model's rewrite only if it is still that
 
 A small model asked to "rewrite" a question with the conversation in view will sometimes answer
 it instead: after "what happens in this video?", "What is the woman doing?" came back as "The
-woman is moving left to right." and was answered with a list of tracks. So code decides when
+woman is moving across the picture." and was answered with a list of tracks. So code decides when
 to ask and whether to take the reply.
 """
 

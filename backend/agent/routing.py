@@ -156,7 +156,7 @@ def _target(operation: str, question: str) -> str:
     """The kind the question counts or times ('' for any), in `kinds`' words."""
     if operation in ("screen_text", "speech") or _EMPTY_AT.search(question):
         return ""  # what is said or written; whoever is in the place asked about
-    if operation == "activity":  # one person's actions when the question names one, else all
+    if operation == "activity":  # a single person's actions when the question names one, else all
         person = re.search(r"(?:#|\b(?:person|man|woman|player|id)\s*#?\s*)(\d+)\b", question, re.I)
         return f"#{person.group(1)}" if person else ""
     if operation == "kinds":

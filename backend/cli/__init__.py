@@ -21,13 +21,15 @@ from pathlib import Path
 from tqdm import tqdm
 
 from backend import config
-from backend.cli.bench import (SHARED, bench_actions, bench_appearance, bench_agent, bench_detectors, bench_ingest,
+from backend.cli.bench import (SHARED, bench_agent, bench_detectors, bench_ingest,
                                 bench_measurements, bench_memory, bench_objects, bench_retrieval,
-                                bench_tags, bench_tracking, print_actions_bench,
-                                print_agent_bench, print_appearance_bench, print_detectors_bench, print_ingest_bench,
-                                print_json, print_measurements, print_memory_bench,
-                                print_objects_bench, print_retrieval_bench, print_tags_bench,
+                                bench_tracking, print_agent_bench, print_detectors_bench,
+                                print_ingest_bench, print_json, print_measurements,
+                                print_memory_bench, print_objects_bench, print_retrieval_bench,
                                 print_tracking_bench)
+from backend.cli.bench_perception import (bench_actions, bench_appearance, bench_tags,
+                                          print_actions_bench, print_appearance_bench,
+                                          print_tags_bench)
 from backend.cli.ask import SOLUTIONS_HELP, solutions
 from backend.cli.ask import add_parser as add_ask_parser
 from backend.cli.export import add_parser as add_export_parser

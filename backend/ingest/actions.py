@@ -98,7 +98,7 @@ class Action:
 
 @dataclass
 class _Seen:
-    """One person on one sampled frame, with what the rules need."""
+    """A person on one sampled frame, with what the rules need."""
 
     t: float
     frame: int
@@ -145,7 +145,7 @@ class _Seen:
 
 
 class _Track(list):
-    """One person's sightings in time order, with their times for finding a window by bisection
+    """A person's sightings in time order, with their times for finding a window by bisection
     (a ten-minute track has 3,000 sightings: scanning it for every one of them is too slow)."""
 
     def __init__(self, sightings):
@@ -331,7 +331,7 @@ def _jumping(track: _Track, k: int, camera_still: bool) -> bool:
     hip_low = max(h[1] for n in near if (h := n.mid(kp_index.L_HIP, kp_index.R_HIP)) is not None)
     height = float(np.median([n.height for n in near]))
     came_down = any(_ankles_y(n) > _ankles_y(s) + JUMP * height / 2 for n in near if n.t > s.t)
-    # Walking away from the camera also raises the feet in the picture: the body shrinks then.
+    # Walking off into the distance also raises the feet in the picture: the body shrinks then.
     same_size = 0.85 <= s.height / height <= 1.15
     return (ground - _ankles_y(s) >= JUMP * height and hip_low - hips[1] >= JUMP * height * 0.7
             and came_down and same_size)
@@ -517,7 +517,7 @@ def _between(on_frame: dict[int, dict[int, _Seen]], things: dict[int, list[_Thin
                 if not posing and 0.5 * torso <= gap <= 3 * torso and _hands_meet(a, b, torso):
                     for p, q in pair:
                         mark(p, "hands joined", a.t, f"a wrist at a wrist of #{q}", q)
-                # Two people passing in front of each other overlap too: huggers stand still.
+                # A pair passing in front of each other overlaps too: huggers stand still.
                 still = all((speeds.get((p, a.t)) or 0.0) < WALK for p in (a_id, b_id))
                 heads = (a.head(), b.head())
                 close = all(h is not None for h in heads) and _dist(heads[0], heads[1]) <= 0.8 * torso
@@ -583,7 +583,7 @@ def _throws(on_frame, things, ball_near, mark) -> None:
 
 
 def _fights(close: dict[tuple[int, int], set[float]], on_frame, mark) -> None:
-    """Two people close together while one of them punches."""
+    """A pair close together while one of them punches."""
     sightings: dict[int, list[_Seen]] = defaultdict(list)
     for seen in on_frame.values():
         for pid, s in seen.items():

@@ -158,7 +158,7 @@ def body(points: list[TrackPoint]) -> str:
     return ", ".join(parts)
 
 
-# Actions said of one person in a summary: the longest first, so a brief misreading comes last.
+# Actions said of a person in a summary: the longest first, so a brief misreading comes last.
 _ACTIONS_SAID = 4
 # Postures are said by `body` already.
 _POSTURES = {"standing", "sitting", "lying", "bending"}
@@ -171,7 +171,7 @@ def _act_words(act, kinds: dict[int, str]) -> str:
 
 
 def doing(acts: Sequence, kinds: dict[int, str]) -> str:
-    """What one person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding cup
+    """What a person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding cup
     #4 2.0-3.4 s' (`actions.Action`s; `kinds` names the other instances); '' when nothing was
     read."""
     kept = sorted((a for a in acts if a.action not in _POSTURES),

@@ -1,0 +1,170 @@
+"""The `bench` commands for what ingest perceives beyond tracking: the frame taggers, what people
+do and the picture's facts, and colours, places and directions.
+
+Kept apart from backend/cli/bench.py, which holds the benches of tracking, detectors, ingest,
+the agent and memory.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from backend.cli.bench import SHARED
+from backend.errors import InputError, UsageError
+
+
+def bench_appearance(args, settings) -> dict:
+    from backend.evaluation import appearance_bench, scenes
+    from backend.factory import ModelSet
+
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    if not (root / "coco_val2017_first128" / "captions.json").is_file():
+        raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    models = ModelSet(settings)
+    payload = {"colours": appearance_bench.colour_bench(root, models, limit=args.limit,
+                                                         progress=say)}
+    if not args.no_places:
+        payload["places"] = appearance_bench.places_bench(
+            scenes.every_scene(SHARED / "videos"), models, settings, progress=say)
+    return payload
+
+
+def print_appearance_bench(payload: dict) -> None:
+    colours = payload["colours"]
+    print(f"{colours['source']}: colour words of the captions where the thing was found")
+    for half, lights in colours["figures"].items():
+        for light, f in lights.items():
+            print(f"\n{half} half, {light}: {f['right']} of {f['items']} right "
+                  f"({_share(f['precision'])})")
+            print("  named | stated | right | precision")
+            for colour, c in f["by_colour"].items():
+                print(f"    {colour} | {c['stated']} | {c['right']} | {_share(c['precision'])}")
+            print("  said | captions | found | recall")
+            for colour, c in f["recall"].items():
+                print(f"    {colour} | {c['true']} | {c['found']} | {_share(c['recall'])}")
+            print("  part | of | right | precision")
+            for part, c in f["by_part"].items():
+                print(f"    {part} | {c['of']} | {c['right']} | {_share(c['precision'])}")
+    if "places" in payload:
+        print("\nscene | half | track-times | place agrees | direction agrees (judged)")
+        for run in payload["places"]["scenes"]:
+            print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
+                  f"{_share(run['place_agrees'])} | {_share(run['direction_agrees'])} "
+                  f"({run['directions_judged']})")
+        for half, f in payload["places"]["halves"].items():
+            print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
+                  f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}")
+
+
+def bench_actions(args, settings) -> dict:
+    from backend.agent import precision
+    from backend.evaluation.actions_bench import actions_bench, precision_table
+    from backend.factory import ModelSet
+
+    if args.write and args.limit:
+        raise UsageError("--write records every image: give no --limit.")
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    if not (root / "coco_val2017_first128" / "captions.json").is_file():
+        raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    if args.clips:
+        return _action_clips(args, settings, say)
+    payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
+    if args.write:
+        precision.ACTION_TABLE.write_text(json.dumps(precision_table(payload), indent=1,
+                                                     sort_keys=True) + "\n")
+        payload["written"] = [str(precision.ACTION_TABLE)]
+    return payload
+
+
+def _action_clips(args, settings, say) -> dict:
+    """Labelled action clips (a manifest CSV beside them), ingested into a library of their own
+    under MEMORYREEL_CACHE so that a second run reads them back; with --questions, their
+    five-option questions written for `eval` too."""
+    import csv
+    from dataclasses import replace
+
+    from backend.evaluation.actions_bench import clips_bench, question_rows, read_manifest
+
+    manifest = Path(args.clips)
+    if not manifest.is_file():
+        raise InputError(f"No clips manifest at {manifest}.")
+    try:
+        rows = read_manifest(manifest)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if args.questions:
+        questions = question_rows(rows)
+        with open(args.questions, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(questions[0]))
+            writer.writeheader()
+            writer.writerows(questions)
+    home = settings.cache_dir / "action-clips-library"
+    return {"manifest": str(manifest), "clips_bench": clips_bench(rows, replace(settings, home=home),
+                                                                   progress=say)}
+
+
+def print_actions_bench(payload: dict) -> None:
+    if "clips_bench" in payload:
+        _print_clips_bench(payload["clips_bench"])
+        return
+    print(f"{payload['source']}: {payload['images']} images; tagger {payload['tagger']}")
+    for half, figures in payload["halves"].items():
+        print(f"\n{half} half: action | stated | right | captions say | precision | recall")
+        for action, c in sorted(figures["actions"].items()):
+            if c["predicted"] or c["true"]:
+                print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "
+                      f"{_share(c['precision'])} | {_share(c['recall'])}")
+        tags = figures["tags"]
+        print(f"  top tag named in a caption: {tags['top1_right']} of {tags['top1_of']}")
+        for fact, c in figures["places"].items():
+            print(f"  {fact}: said {c['of']}, right {c['right']}, captions say {c['true']} "
+                  f"(precision {_share(c['precision'])}, recall {_share(c['recall'])})")
+    for path in payload.get("written", []):
+        print(f"wrote {path}")
+
+
+def _print_clips_bench(payload: dict) -> None:
+    for half, figures in payload["halves"].items():
+        q = figures["question"]
+        print(f"\n{half} half, {q['clips']} clips: 'what activity is shown' (5 options) decided by "
+              f"code right {q['right']}, wrong {q['wrong']}, undecided {q['undecided']}; "
+              f"best-scored option right {q['best_right']}")
+        print("  action | stated | right | labels say | precision | recall")
+        for action, c in sorted(figures["actions"].items()):
+            print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "
+                  f"{_share(c['precision'])} | {_share(c['recall'])}")
+    failed = [c for c in payload["clips"] if "error" in c]
+    if failed:
+        print(f"\nnot ingested: {', '.join(c['file'] for c in failed)}")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def bench_tags(args, settings) -> dict:
+    from backend.evaluation.tags_bench import read_captions, tags_bench
+    from models.tagger import VARIANTS, ImageTagger
+
+    wanted = [c.strip() for c in args.candidates.split(",")] if args.candidates else list(VARIANTS)
+    if unknown := [c for c in wanted if c not in VARIANTS]:
+        raise InputError(f"Unknown tagger {', '.join(unknown)}: choose from {', '.join(VARIANTS)}.")
+    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    root = Path(args.truth) if args.truth else SHARED / "images" / "objects-truth"
+    # One thread, as ingest runs it beside the detectors.
+    candidates = {c: (lambda c=c: ImageTagger(settings.cache_dir, c, threads=1)) for c in wanted}
+    return tags_bench(read_captions(root, args.limit), candidates, progress=say)
+
+
+def print_tags_bench(payload: dict) -> None:
+    from backend.evaluation.tags_bench import table
+
+    print("a tag agrees when its synset is a sense of a caption word, or a kind of one\n")
+    print(table(payload))
+
+
+# The sample clips whose objects are cars, bottles and the like.
