@@ -122,6 +122,22 @@ def test_two_people_in_profile_looking_at_each_other_face_each_other(models):
     assert not [a for a in actions.perceive(frames, (1280, 720)) if a.action == "facing each other"]
 
 
+def test_a_hand_at_the_face_touches_it_and_a_hand_at_the_side_does_not(models):
+    """A woman talking on a cell phone touches her face; the tennis player's hands are at his
+    racket, and moving one of his wrists onto his nose makes him touch it."""
+    phoning = {a.action for a in actions.perceive(
+        [(k, k * 0.2, [_person("000000006771.jpg", models)]) for k in range(3)], (640, 480))}
+    assert "touching the face" in phoning
+    player = _person("000000005586.jpg", models)
+    frames = [(k, k * 0.2, [player]) for k in range(3)]
+    assert "touching the face" not in {a.action for a in actions.perceive(frames, (640, 480))}
+    pts = np.array(player.pose.keypoints, dtype=np.float32)
+    pts[kp.R_WRIST, :2] = pts[kp.NOSE, :2] + 2
+    hand_up = replace(player, pose=replace(player.pose, keypoints=pts))
+    frames = [(k, k * 0.2, [hand_up]) for k in range(3)]
+    assert "touching the face" in {a.action for a in actions.perceive(frames, (640, 480))}
+
+
 def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     person = _person("000000005586.jpg", models)
     toward = replace(person, pose=replace(person.pose, facing="camera"))

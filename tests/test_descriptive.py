@@ -71,6 +71,20 @@ def test_an_answer_that_echoes_the_question_is_refused_and_the_digest_shown(clip
     assert "repeats the question" in answer.tree[-1]["thought"]
 
 
+def test_a_digest_opens_with_what_people_do_before_what_was_tracked(clips):
+    """TUD-Campus: people walk past the camera; the digest's first line says so, counted, ahead
+    of the inventory, so that the account an open question gets is of what happens."""
+    from backend.agent import digest
+
+    settings, ids = clips
+    lines, _, _ = digest.build(_tables(settings, ids["mot15_TUD-Campus.mp4"]),
+                               "what happens in this video?")
+    head = lines[0]
+    assert "what people do:" in head and "walking" in head, head
+    assert head.index("walking") < head.index("tracked:")
+    assert "colour" not in head.split("tracked:")[0]  # what every video is tells nothing
+
+
 def test_an_open_question_after_other_turns_is_still_told_from_the_digest(clips):
     """In a chat a follow-up is rewritten to stand alone first; "what happens in this video?"
     refers to no earlier turn, so no rewrite can narrow it and take the account away from the

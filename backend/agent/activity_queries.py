@@ -24,6 +24,7 @@ from models import lexicon
 TAG_FLOOR = 0.1
 _LISTED = 12
 _POSTURES = ("standing", "sitting", "lying", "bending")
+_FEW = 3   # up to this many people, an account names each; more, it counts them
 # The words an action stands for where its own name's words would mislead ('facing' alone is
 # also a garment's lining; 'each other' says nothing).
 ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
@@ -139,6 +140,33 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
     if facts:
         text += f" Picture: {', '.join(facts)}."
     return text
+
+
+def doings(tables: VideoTables, span: Span | None) -> str:
+    """What people do over the span, most of it first, as one line for an account: each
+    person's longest actions where few are in view ('#2 touching the face 3.4-4.2 s'), how
+    many do each where many are ('8 people walking, 3 standing'). A posture is left out for
+    a person who also does something else: standing tells less than waving."""
+    if not has(tables, "actions"):
+        return ""
+    seconds: dict[int, dict[str, list[float]]] = defaultdict(dict)
+    for r in tables.rows(f"SELECT instance_id, action, t_start, t_end, score FROM actions "
+                         f"WHERE 1 = 1{_overlap(span)} LIMIT 2000"):
+        run = seconds[r["instance_id"]].setdefault(r["action"], [0.0, r["t_start"], r["t_end"]])
+        run[0] += max(r["t_end"] - r["t_start"], 0.2) * r["score"]
+        run[1], run[2] = min(run[1], r["t_start"]), max(run[2], r["t_end"])
+    done = {pid: sorted(acts.items(), key=lambda kv: -kv[1][0]) for pid, acts in seconds.items()}
+    done = {pid: [a for a in acts if a[0] not in _POSTURES] or acts[:1] for pid, acts in done.items()}
+    if len(done) <= _FEW:
+        return "; ".join(f"#{pid} " + ", ".join(f"{a} {run[1]:.1f}-{run[2]:.1f} s"
+                                               for a, run in acts[:3])
+                         for pid, acts in sorted(done.items(), key=lambda kv: -kv[1][0][1][0]))
+    people: dict[str, int] = defaultdict(int)
+    for acts in done.values():
+        for action, _ in acts[:3]:
+            people[action] += 1
+    ranked = sorted(people.items(), key=lambda kv: -kv[1])[:5]
+    return ", ".join(f"{n} {'person' if n == 1 else 'people'} {a}" for a, n in ranked)
 
 
 def named_actions(text: str) -> set[str]:

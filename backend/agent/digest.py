@@ -89,8 +89,22 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
         events.append((r["t_start"], f"[{r['t_start']:.1f} s] the camera moves: {r['camera']}"))
     events += _picture(tables, lo, hi)
     events.sort(key=lambda e: e[0])
-    head = [f"Between {lo:.1f} and {hi:.1f} s: {_tally(rows)}."]
+    head = [f"Between {lo:.1f} and {hi:.1f} s: {_what_happens(tables, span)}"
+            f"tracked: {_tally(rows)}."]
     return head + [text for _, text in events[:_MAX_LINES]], [t for t, _ in events], span
+
+
+def _what_happens(tables: VideoTables, span: Span | None) -> str:
+    """What people do and where, ahead of the inventory: asked what happens on a kitchen clip,
+    a head line listing "28 moving objects, 12 people, 6 bottles" was told back as the answer."""
+    said = ""
+    if doing := activity_queries.doings(tables, span):
+        said += f"what people do: {doing}; "
+    # Colour footage from a camera in daylight is what every video is: only the rest tells.
+    if facts := [f for f in activity_queries.picture_facts(tables, span)
+                 if f not in ("colour", "camera", "lit")]:
+        said += f"the picture: {', '.join(facts)}; "
+    return said
 
 
 def _picture(tables: VideoTables, lo: float, hi: float) -> list[tuple[float, str]]:

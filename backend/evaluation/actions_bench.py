@@ -48,6 +48,11 @@ CAPTION_WORDS = {
     "using a phone": r"\b(?:on (?:a|the|his|her) (?:cell )?phone|talking on|texting|(?:cell ?)?phone)\b",
     "swinging": r"\b(?:swing|swings|swinging|swung)\b",
     "throwing": r"\b(?:throw|throws|throwing|threw|toss|tosses|tossing)\b",
+    # A hand at the face is what these show; captions name the act, not the hand.
+    "touching the face": r"\b(?:brush\w* (?:his|her|their) teeth|shav(?:e|es|ing)|make-?up|"
+                         r"lipstick|(?:talking|speaks|speaking) on (?:a|the|his|her) (?:cell ?)?phone|"
+                         r"(?:hand|hands|fingers?) (?:on|to|over) (?:his|her|their) "
+                         r"(?:face|mouth|chin|cheek|eyes?))\b",
     "hugging": r"\b(?:hug|hugs|hugging|embrac\w+)\b",
     "hands joined": r"\b(?:holding hands|hand in hand|shak\w+ hands)\b",
     "facing each other": r"\b(?:facing each other|face each other|talking to each other|"

@@ -10,7 +10,8 @@ stated in docs/PERCEPTION.md ("Actions") and its precision measured by `bench ac
   within two seconds); turning round (facing the camera, then the back, or the reverse); raising
   arms and waving (a wrist above the shoulder, moving sideways); punching (a wrist thrown out to
   an extended arm at shoulder height); climbing (rising steadily without getting smaller);
-  dancing (limbs moving fast around a body that stays put);
+  dancing (limbs moving fast around a body that stays put); touching the face (a hand at the face
+  for a second: make-up, shaving, wiping, a chin on a hand);
 - with objects: holding (a wrist on the object's box), carrying (holding while walking), riding
   (hips over a bicycle, motorbike, horse or skateboard, seated or feet off the ground), drinking
   and eating (a held cup or food raised to the face), using a phone, swinging (a bat or racket
@@ -43,7 +44,8 @@ from models.types import Detection, FrameLook
 RULES = "rules over pose keypoints and object boxes (backend/ingest/actions.py)"
 # Every action the rules can state, in the words the table stores, by family.
 BODY = ("standing", "walking", "running", "sitting", "lying", "bending", "jumping", "falling",
-        "turning round", "raising arms", "waving", "punching", "climbing", "dancing")
+        "turning round", "raising arms", "waving", "punching", "climbing", "dancing",
+        "touching the face")
 WITH_OBJECTS = ("holding", "carrying", "riding", "drinking", "eating", "using a phone",
                 "swinging", "throwing")
 BETWEEN_PEOPLE = ("facing each other", "hands joined", "hugging", "fighting", "passing a ball")
@@ -74,6 +76,8 @@ TURN_SECONDS = 2.0
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
 HOLD_REACH = 0.15           # a wrist this far outside an object's box (torso lengths) holds it
 FACE_REACH = 0.8            # an object this near the nose (torso lengths) is at the face
+FACE_HAND = 1.3             # a wrist this near the nose (head widths) is at the face: a
+                            # hand at the ear holding a phone has its wrist by the jaw
 
 
 @dataclass(frozen=True)
@@ -287,12 +291,32 @@ def _body(pid: int, track: list[_Seen], speeds, pan, riding: set[float],
             mark(pid, "climbing", s.t, "rising steadily without getting smaller")
         if _dancing(track, k, speed):
             mark(pid, "dancing", s.t, "limbs moving fast around a body that stays in place")
+        if _at_face(s):
+            mark(pid, "touching the face", s.t, "a hand at the face")
     walked = set(support[(pid, "walking", None)].times) | set(support[(pid, "running", None)].times)
     for (who, action, other), held in list(support.items()):
         if who == pid and action == "holding" and other is not None:
             for t in held.times:
                 if t in walked:
                     mark(pid, "carrying", t, f"holding #{other} while walking", other)
+
+
+def _at_face(s: _Seen) -> bool:
+    """A wrist within FACE_HAND head widths of the nose. The head's width is read off the ears
+    or eyes where both are seen, not the torso: someone filmed close up, as in make-up and
+    shaving clips, shows neither hips nor often shoulders."""
+    nose = s.joint(kp_index.NOSE)
+    if nose is None or not s.wrists():
+        return False
+    ears = s.joint(kp_index.L_EAR), s.joint(kp_index.R_EAR)
+    eyes = s.joint(kp_index.L_EYE), s.joint(kp_index.R_EYE)
+    if ears[0] is not None and ears[1] is not None:
+        head = _dist(*ears)
+    elif eyes[0] is not None and eyes[1] is not None:
+        head = 2.5 * _dist(*eyes)
+    else:  # a face in profile: a head is about 0.4 of a torso's length
+        head = 0.4 * s.torso
+    return head >= 4 and any(_dist(w, nose) <= FACE_HAND * head for w in s.wrists())
 
 
 def _waving(track: _Track, k: int) -> bool:
