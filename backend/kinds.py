@@ -31,7 +31,7 @@ GROUPS = {
     "appliance": ("refrigerator", "oven", "microwave", "toaster", "sink", "dishwasher",
                   "washing machine", "kettle"),
 }
-GROUP_WORDS = {"vehicle": "vehicle", "vehicles": "vehicle", "animal": "animal",
+GROUP_WORDS = {"vehicle": "vehicle", "vehicles": "vehicle", "traffic": "vehicle", "animal": "animal",
                "animals": "animal", "pet": "animal", "pets": "animal", "appliance": "appliance",
                "appliances": "appliance"}
 
@@ -96,8 +96,9 @@ def words() -> dict[str, str]:
 
 
 def detected_as(kind: str) -> tuple[str, ...]:
-    """The detector's kinds a kind is reported as: itself, or either of two (a van)."""
-    return EITHER.get(kind, (kind,))
+    """The detector's kinds a kind is reported as: itself, either of two (a van), or any of
+    a group's ('the traffic' is every vehicle)."""
+    return EITHER.get(kind) or GROUPS.get(kind) or (kind,)
 
 
 def words_for(kind: str) -> list[str]:

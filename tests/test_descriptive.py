@@ -45,6 +45,22 @@ def test_kinds_of_vehicles_are_picked_by_code_without_a_model_call(clips):
     assert "score" in answer.tree[-1]["thought"]
 
 
+def test_which_way_the_traffic_moves_counts_every_vehicle_by_direction(clips):
+    """The highway carries traffic both ways: asked which way the traffic moves, code counts
+    every tracked vehicle (cars and trucks alike, 'traffic' being no COCO kind) by direction,
+    and both ways along the road are among them."""
+    settings, ids = clips
+    tables = _tables(settings, ids["bgslib_video02_highway.avi"])
+    vehicles = tables.rows("SELECT COUNT(*) AS n FROM instances WHERE category IN "
+                           "('car', 'truck', 'bus', 'motorcycle', 'bicycle')")[0]["n"]
+    step = routing.first_step("which way does the traffic move?", tables,
+                              options=["towards the camera", "away from the camera"])
+    assert step is not None and step.tool == "What"
+    text = step.observation.text
+    assert text.startswith(f"Of {vehicles} vehicles"), text
+    assert "towards the camera" in text and "away from the camera" in text
+
+
 def test_where_the_running_time_is_shown_is_computed(clips):
     settings, ids = clips
     options = ["top left", "top right", "bottom left", "in the lower right corner", "centre"]

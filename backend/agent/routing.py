@@ -165,9 +165,15 @@ def _target(operation: str, question: str) -> str:
 
 
 def _named_kind(question: str) -> str:
-    """The first kind the question names, people included; '' for none."""
+    """The first kind the question names, people included, else a group it names ('which way
+    does the traffic move': vehicles); '' for none."""
     named = kinds.named(question)
-    return named[0] if named else "person" if PEOPLE.search(question) else ""
+    if named:
+        return named[0]
+    if PEOPLE.search(question):
+        return "person"
+    return next((kinds.GROUP_WORDS[w] for w in re.findall(r"[a-z]+", question.lower())
+                 if w in kinds.GROUP_WORDS), "")
 
 
 def first_step(question: str, tables: video_tables.VideoTables,
