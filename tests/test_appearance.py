@@ -1,13 +1,16 @@
 """Colours, places and directions on real photographs and footage: clothes by body part from the
-pose keypoints, objects from the middle of their box, named in CIELAB; places and directions of
-tracked boxes against MOT truth; where-questions and which-way options answered by code."""
+pose keypoints, skin left out, objects from the middle of their box, named in CIELAB, and none
+stated where the pixels do not clearly agree; places and directions of tracked boxes against MOT
+truth; where-questions and which-way options answered by code."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlite_utils
 from PIL import Image
 
 from backend.agent import option_match, routing
@@ -46,6 +49,8 @@ def _largest_box(name: str, kind: str, image: np.ndarray):
     ("000000012062.jpg", "sheep", "white"),      # "a large white sheep"
     ("000000001584.jpg", "bus", "red"),          # "a red double decker bus"
     ("000000001675.jpg", "cat", "black"),        # "a black cat"
+    ("000000000285.jpg", "bear", "brown"),       # "a brown bear": beige before beige went
+    ("000000000802.jpg", "oven", "white"),       # "a white oven", half of it shaded grey
 ])
 def test_objects_are_named_from_their_own_pixels_as_the_captions_name_them(name, kind, said):
     image = _image(name)
@@ -72,14 +77,49 @@ def test_clothes_are_read_by_body_part_from_the_keypoints(models):
     assert describe.appearance("person", top, bottom).startswith("person in red top and ")
 
 
-def test_a_person_seen_to_the_chest_has_a_top_and_no_bottom(models):
-    # "A man in a black shirt plays on an ocean wave": hips under water, shoulders seen.
+def test_a_person_seen_to_the_chest_has_a_top_and_no_bottom_and_skin_is_left_out(models):
+    # "A woman in white shirt holding up a cellphone", seen to the chest: her face and hands
+    # in the torso region made it brown; without the skin-coloured pixels it is white.
+    image = _image("000000001296.jpg")
+    person = _person(models, image)
+    gains = colours.white_patch(image)
+    upper, _ = colours.body_regions(image, person.pose.keypoints)
+    named, counts = np.unique(colours.names(np.clip(upper * gains, 0, 255)), return_counts=True)
+    assert named[np.argmax(counts)] == "brown"
+    top, bottom = colours.person_colours(image, person.box, person.pose.keypoints, gains)
+    assert colours.colour_name(top) == "white" and bottom is None
+    assert describe.appearance("person", top, bottom) == "person in white top"
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("000000002149.jpg", "bowl"),    # "a white bowl of green apples": the box is full of apples
+    ("000000002149.jpg", "apple"),   # and the apples read two to one yellow and green
+])
+def test_no_colour_is_stated_where_the_pixels_do_not_clearly_agree(name, kind):
+    image = _image(name)
+    box = _largest_box(name, kind, image)
+    assert colours.object_colour(image, box, colours.white_patch(image)) is None
+    assert describe.appearance(kind, None, None) == kind
+
+
+def test_a_shirt_half_hidden_by_spray_states_no_colour(models):
+    # "A man in a black shirt plays on an ocean wave": his chest is black shirt and white
+    # water about equally; no colour is better than a guess.
     image = _image("000000002261.jpg")
     person = _person(models, image)
     top, bottom = colours.person_colours(image, person.box, person.pose.keypoints,
                                          colours.white_patch(image))
-    assert colours.colour_name(top) == "black" and bottom is None
-    assert describe.appearance("person", top, bottom) == "person in black top"
+    assert top is None and bottom is None
+    assert describe.appearance("person", top, bottom) == "person"
+
+
+def test_shades_of_one_surface_are_no_rivals_but_another_hue_is():
+    white, grey, red, blue = [255, 255, 255], [110, 110, 110], [185, 35, 45], [45, 90, 175]
+    # A white sheep's shaded side: white leads, grey does not count against it.
+    assert colours.colour_name(colours.dominant([white] * 55 + [grey] * 45)) == "white"
+    # Red against blue at 3 to 2: no colour holds.
+    assert colours.dominant([red] * 60 + [blue] * 40) is None
+    assert colours.colour_name(colours.dominant([red] * 70 + [blue] * 30)) == "red"
 
 
 @pytest.mark.parametrize("caption, found", [
@@ -184,3 +224,16 @@ def test_a_garment_asked_about_is_answered_from_its_body_part_only(tud):
         result = run(TypedQuery(operation="appearance", target="#4", time="", until="", words=""),
                      question, tud)
         assert result.value == part and result.typed["colours"] == [part], result.text
+
+
+def test_no_colour_is_claimed_where_ingest_stored_none(tud, tmp_path):
+    # Where the pixels did not agree, ingest stores no colour; the answer says so and gives
+    # no value, rather than the appearance's bare words.
+    db_path = tmp_path / "tables.db"
+    shutil.copyfile(tud.db_path, db_path)
+    sqlite_utils.Database(db_path).execute(
+        "UPDATE instances SET appearance = 'person' WHERE id = 4")
+    result = run(TypedQuery(operation="appearance", target="#4", time="", until="", words=""),
+                 "what colour is person 4 wearing", VideoTables(db_path))
+    assert result.value == "" and result.typed["colours"] == [], result.text
+    assert "#4: person (no clear colour measured)" in result.text

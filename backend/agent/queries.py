@@ -567,11 +567,15 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
                                order.get(ordinal, "i.first_seen LIMIT 20"))
     if not rows:
         return _none_appears(target, sql)
-    listed = "; ".join(f"#{r['id']}: {r['appearance']}" for r in rows)
     which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
     said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
-    value = said[0] if len(rows) == 1 else ""
+    # Ingest stores no colour where the pixels did not clearly agree on one (`colours.dominant`):
+    # say so, and give no value, so that no colour is claimed for it.
+    listed = "; ".join(f"#{r['id']}: {r['appearance']}"
+                       + ("" if option_match.colours_in(text) else " (no clear colour measured)")
+                       for r, text in zip(rows, said))
     colours = [c for text in said for c in option_match.colours_in(text)]
+    value = said[0] if len(rows) == 1 and colours else ""
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
                   instance_ids=[r["id"] for r in rows], support="computed" if value else "read",

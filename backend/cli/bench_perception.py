@@ -37,17 +37,16 @@ def print_appearance_bench(payload: dict) -> None:
     print(f"{colours['source']}: colour words of the captions where the thing was found")
     for half, lights in colours["figures"].items():
         for light, f in lights.items():
-            print(f"\n{half} half, {light}: {f['right']} of {f['items']} right "
-                  f"({_share(f['precision'])})")
+            print(f"\n{half} half, {light}: {_stated(f)}")
             print("  named | stated | right | precision")
             for colour, c in f["by_colour"].items():
                 print(f"    {colour} | {c['stated']} | {c['right']} | {_share(c['precision'])}")
-            print("  said | captions | found | recall")
-            for colour, c in f["recall"].items():
-                print(f"    {colour} | {c['true']} | {c['found']} | {_share(c['recall'])}")
-            print("  part | of | right | precision")
+            print("  said | items | stated | right | precision | coverage")
+            for colour, c in f["by_said"].items():
+                print(f"    {colour} | {_row(c)}")
+            print("  part | items | stated | right | precision | coverage")
             for part, c in f["by_part"].items():
-                print(f"    {part} | {c['of']} | {c['right']} | {_share(c['precision'])}")
+                print(f"    {part} | {_row(c)}")
     if "places" in payload:
         print("\nscene | half | track-times | place agrees | direction agrees (judged)")
         for run in payload["places"]["scenes"]:
@@ -57,6 +56,16 @@ def print_appearance_bench(payload: dict) -> None:
         for half, f in payload["places"]["halves"].items():
             print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
                   f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}")
+
+
+def _stated(f: dict) -> str:
+    return (f"{f['right']} right of {f['stated']} stated ({_share(f['precision'])} precision), "
+            f"{f['stated']} stated of {f['items']} ({_share(f['coverage'])} coverage)")
+
+
+def _row(c: dict) -> str:
+    return (f"{c['items']} | {c['stated']} | {c['right']} | {_share(c['precision'])} | "
+            f"{_share(c['coverage'])}")
 
 
 def bench_actions(args, settings) -> dict:

@@ -4,9 +4,11 @@ Colours: the COCO images' five human captions name colours of things ("a man in 
 "a red double decker bus"). Each colour word followed, within a few words, by a garment
 (person, upper or lower body) or by a word for a kind (`kinds.words`) is a truth item where the
 image holds that kind: the largest person the pose model finds, the largest true box of the
-kind otherwise. The colour measured there (`ingest.colours`) is scored per colour word and per
-body part, with and without a grey-world correction of the light. Images are split by name
-into halves (`actions_bench.halves`); choices were made on the first only.
+kind otherwise. The colour measured there (`ingest.colours`), which may be none where the
+evidence is unclear, is scored per colour word and per body part: precision over the colours
+stated, coverage as the share of truth items given one. With and without a correction of the
+light. Images are split by name into halves (`actions_bench.halves`); choices were made on the
+first only.
 
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
@@ -79,8 +81,13 @@ def _area(box) -> float:
     return (box[2] - box[0]) * (box[3] - box[1])
 
 
+# What `measured` gives where the thing is found but no colour is stated (`colours.dominant`).
+UNSTATED = ""
+
+
 def measured(image: np.ndarray, target: str, boxes: dict[str, list], people: list) -> str | None:
-    """The colour named for a target, or None where the image holds no such thing."""
+    """The colour named for a target, UNSTATED where it is unclear, None where the image holds
+    no such thing."""
     if target.startswith("person "):
         if not people:
             return None
@@ -92,7 +99,7 @@ def measured(image: np.ndarray, target: str, boxes: dict[str, list], people: lis
         if not boxes.get(target):
             return None
         rgb = colours.object_colour(image, max(boxes[target], key=_area))
-    return None if rgb is None else colours.colour_name(rgb)
+    return UNSTATED if rgb is None else colours.colour_name(rgb)
 
 
 def _balanced(image: np.ndarray) -> np.ndarray:
@@ -140,29 +147,45 @@ def colour_bench(root: Path, models, limit: int = 0, progress=lambda line: None)
 
 
 def colour_figures(items: list[dict]) -> dict:
-    """Precision per colour named, recall per colour the captions say, right per body part."""
+    """Precision (right of stated) and coverage (stated of items): overall, per colour the
+    captions say and per body part; and precision per colour named."""
     named = defaultdict(lambda: {"stated": 0, "right": 0})
-    said = defaultdict(lambda: {"true": 0, "found": 0})
-    parts = defaultdict(lambda: {"of": 0, "right": 0})
+    said = defaultdict(_tally)
+    parts = defaultdict(_tally)
     for item in items:
+        stated = item["measured"] != UNSTATED
         right = item["measured"] in item["truth"]
-        named[item["measured"]]["stated"] += 1
-        named[item["measured"]]["right"] += right
+        if stated:
+            named[item["measured"]]["stated"] += 1
+            named[item["measured"]]["right"] += right
         for colour in item["truth"]:
-            said[colour]["true"] += 1
-            said[colour]["found"] += item["measured"] == colour
+            _count(said[colour], stated, item["measured"] == colour)
         part = item["target"].split(" ", 1)[1] if item["target"].startswith("person ") else "object"
-        parts[part]["of"] += 1
-        parts[part]["right"] += right
-    right = sum(c["right"] for c in named.values())
-    return {"items": len(items), "right": right,
-            "precision": round(right / len(items), 3) if items else None,
+        _count(parts[part], stated, right)
+    total = _tally()
+    for item in items:
+        _count(total, item["measured"] != UNSTATED, item["measured"] in item["truth"])
+    return {**_shares(total),
             "by_colour": {c: {**v, "precision": round(v["right"] / v["stated"], 3)}
                           for c, v in sorted(named.items())},
-            "recall": {c: {**v, "recall": round(v["found"] / v["true"], 3)}
-                       for c, v in sorted(said.items())},
-            "by_part": {p: {**v, "precision": round(v["right"] / v["of"], 3)}
-                        for p, v in sorted(parts.items())}}
+            "by_said": {c: _shares(v) for c, v in sorted(said.items())},
+            "by_part": {p: _shares(v) for p, v in sorted(parts.items())}}
+
+
+def _tally() -> dict:
+    return {"items": 0, "stated": 0, "right": 0}
+
+
+def _count(tally: dict, stated: bool, right: bool) -> None:
+    tally["items"] += 1
+    tally["stated"] += stated
+    tally["right"] += right
+
+
+def _shares(tally: dict) -> dict:
+    return {**tally,
+            "precision": round(tally["right"] / tally["stated"], 3) if tally["stated"] else None,
+            "coverage": round(tally["stated"] / tally["items"], 3) if tally["items"] else None}
 
 
 # The time either side of a track-time over which its direction is read, in seconds.

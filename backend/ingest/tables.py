@@ -26,14 +26,15 @@ def steps(duration: float, step: float) -> list[tuple[float, float]]:
 
 
 def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Each instance's (upper, lower) colour over its frames, None for a part never seen: the
-    commonest name wins, so a few frames of shade or occlusion do not pull a red coat
-    towards brown."""
+    """Each instance's (upper, lower) colour over its frames, None for a part never seen or
+    never clear: the commonest name wins, so a few frames of shade or occlusion do not pull a
+    red coat towards brown. A frame whose pixels did not agree stated nothing already
+    (`colours.dominant`); between frames no lead is asked, as none was measured."""
     merged: dict[int, list] = defaultdict(list)
     for raw_id, samples in colours.items():
         if raw_id in mapping:
             merged[mapping[raw_id]].extend(samples)
-    return {i: tuple(dominant([s[part] for s in samples if s[part] is not None])
+    return {i: tuple(dominant([s[part] for s in samples if s[part] is not None], lead=1.0)
                      for part in (0, 1))
             for i, samples in merged.items()}
 
