@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from backend import kinds
-from backend.agent import digest, meaning, option_match, queries, video_tables
+from backend.agent import digest, meaning, option_match, ordinals, queries, video_tables
 from backend.agent.planner import DIGEST, GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import Observation, observed
@@ -185,6 +185,10 @@ def first_step(question: str, tables: video_tables.VideoTables,
         return None
     operation, tool = chosen
     target = _target(operation, question)
+    if operation in _ONE_OF and not target.startswith("#"):
+        kind = target or _named_kind(question)
+        one = ordinals.pick(tables, kind, question, resolve(question, tables.duration))
+        target = f"#{one}" if one is not None else target
     whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question)
     if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
@@ -215,6 +219,8 @@ def digest_step(question: str, tables: video_tables.VideoTables) -> GivenStep | 
 
 
 _READ = ("screen_text", "speech", "appearance")
+# Operations on one thing, which "the leftmost person" picks out of several (`ordinals`).
+_ONE_OF = ("movement", "position", "appearance", "activity", "held")
 _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
          "first_appearance": "when something arrives or leaves",
          "most_at_once": "the most in view at once",

@@ -1,0 +1,58 @@
+"""The one a question picks by where it is: "the leftmost person", "the car nearest the camera".
+
+"In which direction does the leftmost person walk" was answered for all the people together
+(most walked right to left; the leftmost one walked left to right). Here code finds that one:
+on the sampled frame where the most of the kind are in view at once (within the time the
+question names, if any), the one furthest left, right, nearest (tallest box) or farthest
+(shortest box). A group is what a viewer calls the leftmost one of; a lone walker crossing the
+picture is leftmost only at its start.
+"""
+
+from __future__ import annotations
+
+import re
+
+from backend import kinds
+from backend.agent.timephrases import Span
+from backend.agent.video_tables import VideoTables, quoted
+
+# Word in the question -> (SQL expression over a detection's box, ascending order or not).
+_PICKS = (
+    (r"\b(?:left ?most|furthest left|farthest left|on the (?:far )?left)\b", "(d.x1 + d.x2) / 2", "ASC"),
+    (r"\b(?:right ?most|furthest right|farthest right|on the (?:far )?right)\b", "(d.x1 + d.x2) / 2",
+     "DESC"),
+    # Near and far only of the camera: "the car nearest the bus" is another question.
+    (r"\b(?:nearest|closest) (?:to )?(?:the )?(?:camera|viewer)\b|\bin the foreground\b",
+     "d.y2 - d.y1", "DESC"),
+    (r"\b(?:farthest|furthest) (?:from|away from) (?:the )?(?:camera|viewer)\b|"
+     r"\bin the background\b", "d.y2 - d.y1", "ASC"),
+)
+
+
+def asked(question: str) -> tuple[str, str] | None:
+    """(box expression, order) of the place a question picks its one by, or None."""
+    for pattern, expression, order in _PICKS:
+        if re.search(pattern, question, re.I):
+            return expression, order
+    return None
+
+
+def pick(tables: VideoTables, kind: str, question: str, span: Span | None) -> int | None:
+    """The instance of `kind` the question picks by its place, or None when it picks none or
+    fewer than two of the kind are ever in view together (then there is nothing to pick from)."""
+    how = asked(question)
+    if how is None or not kind:
+        return None
+    expression, order = how
+    of_kind = f"i.category IN ({', '.join(quoted(k) for k in kinds.detected_as(kind))})"
+    during = f" AND d.t BETWEEN {span.start - 0.5} AND {span.end + 0.5}" if span else ""
+    busiest = tables.rows(
+        f"SELECT d.frame, COUNT(*) AS n FROM detections d JOIN instances i ON i.id = "
+        f"d.instance_id WHERE {of_kind}{during} GROUP BY d.frame ORDER BY n DESC, d.frame LIMIT 1")
+    if not busiest or busiest[0]["n"] < 2:
+        return None
+    chosen = tables.rows(
+        f"SELECT d.instance_id FROM detections d JOIN instances i ON i.id = d.instance_id "
+        f"WHERE {of_kind} AND d.frame = {busiest[0]['frame']} ORDER BY {expression} {order} "
+        f"LIMIT 1")
+    return chosen[0]["instance_id"] if chosen else None
