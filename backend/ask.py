@@ -123,6 +123,12 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
             (consulted := _consult(standalone, entry, recalled, settings, usage)):
         given = parametric.given_step(consulted, standalone, settings.parametric_min_p)
         trace.parametric = consulted.as_dict()
+    # A routed step whose evidence speaks to no option is no better than none: either way, with
+    # nothing in the video speaking to any option, one reading of the digest chooses.
+    if options and config.grounded and settings.answer_checks and \
+            (given is None or (given.replayed is None and given.tool != PARAMETRIC)) and \
+            (hopeless := routing.unsupported_step(standalone, tables, options)) is not None:
+        given = hopeless
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,
                                            graph=graph_tool.memories), GraphTool()]
     if document:

@@ -61,6 +61,25 @@ def test_which_way_the_traffic_moves_counts_every_vehicle_by_direction(clips):
     assert "towards the camera" in text and "away from the camera" in text
 
 
+def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer(clips):
+    """TUD-Campus holds people walking: no kind, action, tag, speech or text of it speaks to a
+    wedding or a concert, so one reading of the digest chooses (the model is asked once, for
+    an answer only) and the answer says it is low and why. Options that the walking speaks
+    to are decided by code as before."""
+    settings, ids = clips
+    video = ids["mot15_TUD-Campus.mp4"]
+    events = ["a wedding", "a funeral", "a graduation ceremony", "a birthday party", "a concert"]
+    llm = ScriptedLLM([{"thought": "a guess", "action": "Answer", "action_input": "a concert"}])
+    answer = ask(video, "What event is taking place?", settings, options=events, llm=llm)
+    assert answer.usage.llm_calls == 1 and answer.option == 4
+    assert answer.confidence.level == "low" and answer.confidence.basis == "unsupported"
+    assert "speaks to any option" in answer.confidence.explanation
+    assert answer.evidence[0].tool == "Digest" and "walking" in answer.evidence[0].observation
+    doing = ["walking", "swimming", "cooking", "painting", "singing"]
+    answer = ask(video, "What are the people doing?", settings, options=doing, llm=ScriptedLLM([]))
+    assert answer.option == 0 and answer.usage.llm_calls == 0
+
+
 def test_where_the_running_time_is_shown_is_computed(clips):
     settings, ids = clips
     options = ["top left", "top right", "bottom left", "in the lower right corner", "centre"]

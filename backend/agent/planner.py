@@ -193,8 +193,9 @@ class _Budget(Exception):
 # Supports after which another MCTS path cannot do better: the value is computed (whether an
 # option states it, code took the nearest option, or the model read an option from it), cannot
 # be observed at all, or only a stand-in for it was observed, which every path would read alike.
-_FINAL = ("computed", "nearest", "derived", "unobserved", "proxy", "contradicted")
-_ONLY_ANSWER = ("unobserved", "proxy")
+_FINAL = ("computed", "nearest", "derived", "unobserved", "proxy", "contradicted", "unsupported")
+# Supports after which only an answer is asked for: no tool can do better.
+_ONLY_ANSWER = ("unobserved", "proxy", "unsupported")
 
 
 @dataclass
@@ -536,7 +537,7 @@ def basis(path: list[Node]) -> str:
     if not observed:
         return "none"
     last = observed[-1]
-    for weak in ("unobserved", "proxy"):
+    for weak in ("unobserved", "proxy", "unsupported"):
         if any(n.support == weak for n in observed) and last.support != "computed":
             return weak
     return last.support or "read"
@@ -549,7 +550,9 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "could not observe what the question needs", "memory": "facts from earlier answers",
                 "nearest": "the option nearest a computed value that no option states",
                 "derived": "the model's reading of a computed value that no option states",
-                "contradicted": "a guess: the evidence computed fits none of the options"}
+                "contradicted": "a guess: the evidence computed fits none of the options",
+                "unsupported": "one reading of the video's digest: nothing the video holds "
+                "(kinds, actions, tags, speech, text on screen) speaks to any option"}
 
 
 def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int,
@@ -567,7 +570,8 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
     measurement = _measurement(nodes, chosen[0]) if leaf_basis == "computed" else {}
-    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted") or agree < 0.5:
+    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted", "unsupported") \
+            or agree < 0.5:
         level = "low"
     elif leaf_basis == "computed" and agree == 1.0 and trusted(measurement):
         level = "high"

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from backend import kinds
-from backend.agent import digest, meaning, option_match, ordinals, queries, video_tables
+from backend.agent import (digest, meaning, option_match, ordinals, queries, unsupported,
+                           video_tables)
 from backend.agent.planner import DIGEST, GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import Observation, observed
@@ -215,6 +216,22 @@ def digest_step(question: str, tables: video_tables.VideoTables) -> GivenStep | 
                      thought="an open question: code writes down what the tables hold first",
                      observation=Observation(text=text, times=sorted(set(times))[:20],
                                              support="computed", value=text),
+                     replayed=None)
+
+
+def unsupported_step(question: str, tables: video_tables.VideoTables,
+                     options: list[str]) -> GivenStep | None:
+    """Where nothing the video holds speaks to any option (`unsupported`), the digest as the
+    one step before the answer: searching tool after tool finds nothing, at 2 to 12 calls."""
+    if unsupported.speaks_to(tables, options):
+        return None
+    lines, times, _ = digest.build(tables, question)
+    text = "\n".join(lines) + "\nNothing the video holds speaks to any option: choose from this."
+    return GivenStep(tool=DIGEST, tool_input=question,
+                     thought="no kind, action, tag, speech or text on screen of this video "
+                             "speaks to any option, so no tool can add evidence: one reading",
+                     observation=Observation(text=text, times=sorted(set(times))[:20],
+                                             support="unsupported"),
                      replayed=None)
 
 

@@ -24,7 +24,7 @@ from backend.sql_runner import QueryResult, run_query
 # computed: a value code computed answers the input; read: the model must read the rows;
 # proxy: about something else that may be what was asked (moving objects for cars); none:
 # nothing matched; unobserved: ingest could not have seen it.
-Support = Literal["computed", "read", "proxy", "none", "unobserved"]
+Support = Literal["computed", "read", "proxy", "none", "unobserved", "unsupported"]
 
 
 @dataclass
