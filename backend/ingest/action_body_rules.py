@@ -1,0 +1,203 @@
+"""Actions of the body alone, read from one person's sightings over time: standing, walking,
+running, sitting, lying, bending, jumping, falling, turning round, raising arms, waving,
+punching, climbing, dancing, touching the face (and carrying, holding while walking)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.ingest.action_sightings import Seen, Track, ankles_y, dist, reach, window
+from models import pose as kp_index
+
+WALK, RUN = 0.25, 1.4       # foot point speed, body heights a second (1.4 m/s walking ~0.8)
+JUMP = 0.2                  # ankles and hips above their lowest nearby place, body heights
+FALL_SECONDS = 2.0
+TURN_SECONDS = 2.0
+FACE_HAND = 1.3             # a wrist this near the nose (head widths) is at the face: a
+                            # hand at the ear holding a phone has its wrist by the jaw
+
+
+def picture_motion(looks, width: int):
+    """The picture's own sideways and vertical motion (pixels a second) at a time: what the
+    camera's pan and tilt move every point by, taken out of a person's speed."""
+    known = [(lk.t, (lk.pan or 0.0) * width, (lk.tilt or 0.0) * width) for lk in looks]
+
+    def at(t: float) -> np.ndarray:
+        if not known:
+            return np.zeros(2)
+        nearest = min(known, key=lambda k: abs(k[0] - t))
+        return np.array(nearest[1:]) if abs(nearest[0] - t) <= 1.0 else np.zeros(2)
+    return at
+
+
+def foot_speed(track: Track, k: int, pan) -> float | None:
+    """How fast the foot point moves around frame k, body heights a second; None without a
+    second sighting within a second."""
+    near = [s for s in window(track, k, 1.2) if not s.interpolated] or [track[k]]
+    first, last = near[0], near[-1]
+    dt = last.t - first.t
+    if dt < 0.15:
+        return None
+    moved = np.subtract(last.foot, first.foot) / dt - pan((first.t + last.t) / 2)
+    height = float(np.median([s.height for s in near]))
+    return float(np.linalg.norm(moved)) / height
+
+
+def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
+                 support, mark) -> None:
+    """Marks what one person's body does on each of their sightings; then carrying, where a
+    hold (marked before, by the object rules) falls on a frame they walk or run."""
+    for k, s in enumerate(track):
+        if s.interpolated:
+            continue
+        speed = speeds[(pid, s.t)]
+        upright = s.posture == "standing" or (s.posture is None and s.kp is not None
+                                               and s.joint(kp_index.L_ANKLE) is not None)
+        if s.t in riding:
+            pass  # a rider's speed is the bicycle's
+        elif speed is not None and upright and speed >= RUN:
+            mark(pid, "running", s.t, f"the feet move {speed:.1f} body heights a second")
+        elif speed is not None and upright and speed >= WALK:
+            mark(pid, "walking", s.t, f"the feet move {speed:.1f} body heights a second")
+        elif s.posture == "standing":
+            mark(pid, "standing", s.t, "standing posture, feet still")
+        if s.posture in ("sitting", "lying", "bending") and s.t not in riding:
+            mark(pid, s.posture, s.t, f"{s.posture} posture from the keypoints")
+        if s.arm_raised:
+            mark(pid, "raising arms", s.t, "a wrist above its shoulder")
+            if _waving(track, k):
+                mark(pid, "waving", s.t, "a raised hand moving side to side")
+        if _jumping(track, k, camera_still=abs(pan(s.t)[1]) < 0.5 * s.height):
+            mark(pid, "jumping", s.t, "feet and hips rise together and come down")
+        if note := _falling(track, k):
+            mark(pid, "falling", s.t, note)
+        if note := _turning(track, k):
+            mark(pid, "turning round", s.t, note)
+        if punching(track, k):
+            mark(pid, "punching", s.t, "a wrist thrown out to a straight arm at shoulder height")
+        if _climbing(track, k):
+            mark(pid, "climbing", s.t, "rising steadily without getting smaller")
+        if _dancing(track, k, speed):
+            mark(pid, "dancing", s.t, "limbs moving fast around a body that stays in place")
+        if _at_face(s):
+            mark(pid, "touching the face", s.t, "a hand at the face")
+    walked = set(support[(pid, "walking", None)].times) | set(support[(pid, "running", None)].times)
+    for (who, action, other), held in list(support.items()):
+        if who == pid and action == "holding" and other is not None:
+            for t in held.times:
+                if t in walked:
+                    mark(pid, "carrying", t, f"holding #{other} while walking", other)
+
+
+def _at_face(s: Seen) -> bool:
+    """A wrist within FACE_HAND head widths of the nose. The head's width is read off the ears
+    or eyes where both are seen, not the torso: someone filmed close up, as in make-up and
+    shaving clips, shows neither hips nor often shoulders."""
+    nose = s.joint(kp_index.NOSE)
+    if nose is None or not s.wrists():
+        return False
+    ears = s.joint(kp_index.L_EAR), s.joint(kp_index.R_EAR)
+    eyes = s.joint(kp_index.L_EYE), s.joint(kp_index.R_EYE)
+    if ears[0] is not None and ears[1] is not None:
+        head = dist(*ears)
+    elif eyes[0] is not None and eyes[1] is not None:
+        head = 2.5 * dist(*eyes)
+    else:  # a face in profile: a head is about 0.4 of a torso's length
+        head = 0.4 * s.torso
+    return head >= 4 and any(dist(w, nose) <= FACE_HAND * head for w in s.wrists())
+
+
+def _waving(track: Track, k: int) -> bool:
+    """A raised wrist that moves sideways by a third of a torso, back and forth, within 1.5 s."""
+    xs = []
+    for s in window(track, k, 1.5):
+        if s.arm_raised and (w := s.wrists()):
+            shoulder = s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
+            if shoulder is not None:
+                xs.append((min(w, key=lambda p: p[1])[0] - shoulder[0]) / s.torso)
+    steps = np.diff(xs)
+    big = steps[np.abs(steps) >= 0.33]
+    return len(big) >= 2 and bool(np.any(np.sign(big[1:]) != np.sign(big[:-1])))
+
+
+def _jumping(track: Track, k: int, camera_still: bool) -> bool:
+    """Ankles and hips rise together by a fifth of the body above their lowest place within a
+    second, and the ankles come down again, while the body keeps its size and the camera holds
+    still (a tilt or a shake lifts everyone in the picture)."""
+    s = track[k]
+    near = [n for n in window(track, k, 2.0) if not n.interpolated and ankles_y(n) is not None]
+    hips = s.mid(kp_index.L_HIP, kp_index.R_HIP)
+    if not camera_still or len(near) < 3 or hips is None or ankles_y(s) is None:
+        return False
+    ground = max(ankles_y(n) for n in near)
+    hip_low = max(h[1] for n in near if (h := n.mid(kp_index.L_HIP, kp_index.R_HIP)) is not None)
+    height = float(np.median([n.height for n in near]))
+    came_down = any(ankles_y(n) > ankles_y(s) + JUMP * height / 2 for n in near if n.t > s.t)
+    # Walking off into the distance also raises the feet in the picture: the body shrinks then.
+    same_size = 0.85 <= s.height / height <= 1.15
+    return (ground - ankles_y(s) >= JUMP * height and hip_low - hips[1] >= JUMP * height * 0.7
+            and came_down and same_size)
+
+
+def _falling(track: Track, k: int) -> str:
+    s = track[k]
+    if s.posture != "lying":
+        return ""
+    before = [n for n in track.between(s.t - FALL_SECONDS, s.t) if n.posture == "standing"]
+    return f"standing at {before[-1].t:.1f} s, lying at {s.t:.1f} s" if before else ""
+
+
+def _turning(track: Track, k: int) -> str:
+    """Facing one way on two readings in the two seconds before, the other way now and on the
+    next reading: a single flipped reading is the pose model's left-right confusion."""
+    s = track[k]
+    if s.facing not in ("camera", "away"):
+        return ""
+    other = "away" if s.facing == "camera" else "camera"
+    before = [n for n in track.between(s.t - TURN_SECONDS, s.t) if n.facing]
+    after = [n for n in track[k + 1:] if n.facing][:1]
+    if sum(n.facing == other for n in before) < 2 or before[-1].facing != other or \
+            not after or after[0].facing != s.facing:
+        return ""
+    words = {"camera": "the camera", "away": "away"}
+    return f"facing {words[other]} at {before[-1].t:.1f} s, {words[s.facing]} at {s.t:.1f} s"
+
+
+def punching(track: Track, k: int) -> bool:
+    s = track[k]
+    before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
+    if not before or s.kp is None:
+        return False
+    now, then = reach(s), reach(before[-1])
+    return any(d >= 1.0 and abs(up) <= 0.5 and d - d0 >= 0.6
+               for (d, up), (d0, _) in zip(now, then))
+
+
+def _climbing(track: Track, k: int) -> bool:
+    near = [n for n in window(track, k, 2.0) if not n.interpolated]
+    if len(near) < 3 or near[-1].t - near[0].t < 1.0:
+        return False
+    first, last = near[0], near[-1]
+    rise = (first.foot[1] - last.foot[1]) / float(np.median([n.height for n in near]))
+    sideways = abs(last.foot[0] - first.foot[0]) / float(np.median([n.height for n in near]))
+    return rise / (last.t - first.t) >= 0.2 and last.height / first.height >= 0.9 and \
+        rise >= sideways * 0.5
+
+
+def _dancing(track: Track, k: int, speed: float | None) -> bool:
+    """Hands moving fast (two and a half torso lengths a second around the hips) through three
+    seconds while the body stays put: walking and ball games swing the arms too, but move on
+    or stop."""
+    near = [n for n in window(track, k, 3.0) if n.kp is not None and not n.interpolated]
+    if len(near) < 8 or speed is None or speed >= WALK:
+        return False
+    moves = []
+    for a, b in zip(near, near[1:]):
+        ca, cb = a.mid(kp_index.L_HIP, kp_index.R_HIP), b.mid(kp_index.L_HIP, kp_index.R_HIP)
+        if ca is None or cb is None or b.t <= a.t:
+            continue
+        for j in (kp_index.L_WRIST, kp_index.R_WRIST):
+            pa, pb = a.joint(j), b.joint(j)
+            if pa is not None and pb is not None:
+                moves.append(dist(pb - cb, pa - ca) / a.torso / (b.t - a.t))
+    return len(moves) >= 10 and float(np.median(moves)) >= 2.5

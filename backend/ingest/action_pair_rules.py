@@ -1,0 +1,138 @@
+"""Actions between people, read from everyone seen on a frame together: facing each other, hands
+joined, hugging, fighting, passing a ball; and throwing, a ball leaving a hand, found with the
+same balls-at-hands as passing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from backend.ingest.action_body_rules import WALK, punching
+from backend.ingest.action_sightings import Seen, Thing, Track, dist, inside, iou
+from models import pose as kp_index
+
+THROWN = {"sports ball", "frisbee"}
+
+
+def _gaze(s: Seen) -> int:
+    """+1 looking right in the picture, -1 left, 0 unknown: the nose beside the shoulders'
+    midpoint (a face seen in profile)."""
+    nose, shoulders = s.joint(kp_index.NOSE), s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
+    if nose is None or shoulders is None or s.facing != "side":
+        return 0
+    offset = (nose[0] - shoulders[0]) / s.torso
+    return 1 if offset >= 0.25 else -1 if offset <= -0.25 else 0
+
+
+def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[Thing]],
+                   speeds, mark) -> None:
+    """Marks what each pair seen together on a frame does, and passes and throws of a ball."""
+    ball_near: list[tuple[float, int, int]] = []   # (t, person, ball) a ball at a hand
+    punches = defaultdict(set)
+    for index, seen in on_frame.items():
+        for pid, s in seen.items():
+            for thing in things.get(index, ()):
+                if thing.category in THROWN and any(
+                        dist(w, thing.centre) <= 0.6 * s.torso for w in s.wrists()):
+                    ball_near.append((s.t, pid, thing.instance_id))
+        ids = sorted(seen)
+        for i, a_id in enumerate(ids):
+            for b_id in ids[i + 1:]:
+                a, b = seen[a_id], seen[b_id]
+                if a.interpolated or b.interpolated or not 0.6 <= a.height / b.height <= 1.67:
+                    continue
+                # Cheap first: every rule below wants them within four torsos, under a body
+                # height each (a crowd has hundreds of pairs a frame, nearly all far apart).
+                if abs(a.foot[0] - b.foot[0]) > 4 * max(a.height, b.height):
+                    continue
+                torso = (a.torso + b.torso) / 2
+                # Side by side for a photograph, both facing the camera, arms round shoulders
+                # and hands together: that is posing, not hugging or holding hands.
+                posing = a.facing == "camera" and b.facing == "camera"
+                left, right = (a, b) if a.foot[0] <= b.foot[0] else (b, a)
+                gap = abs(right.foot[0] - left.foot[0])
+                pair = [(a_id, b_id), (b_id, a_id)]
+                if gap <= 4 * torso and _gaze(left) == 1 and _gaze(right) == -1:
+                    for p, q in pair:
+                        mark(p, "facing each other", a.t, f"in profile, looking at #{q}", q)
+                if not posing and 0.5 * torso <= gap <= 3 * torso and _hands_meet(a, b, torso):
+                    for p, q in pair:
+                        mark(p, "hands joined", a.t, f"a wrist at a wrist of #{q}", q)
+                # A pair passing in front of each other overlaps too: huggers stand still.
+                still = all((speeds.get((p, a.t)) or 0.0) < WALK for p in (a_id, b_id))
+                heads = (a.head(), b.head())
+                close = all(h is not None for h in heads) and dist(heads[0], heads[1]) <= 0.8 * torso
+                if still and close and not posing and iou(a.box, b.box) >= 0.3 and \
+                        (_arms_round(a, b) or _arms_round(b, a)):
+                    for p, q in pair:
+                        mark(p, "hugging", a.t, f"boxes overlapping, arms round #{q}", q)
+                if gap <= 3 * torso:
+                    punches[(a_id, b_id)].add(a.t)
+    for t, pid, ball in ball_near:
+        later = [(t2, p2) for t2, p2, b2 in ball_near if b2 == ball and p2 != pid and 0 < t2 - t <= 3]
+        if later:
+            mark(pid, "passing a ball", t, f"the ball #{ball} goes to #{later[0][1]}", later[0][1])
+    _throws(on_frame, things, ball_near, mark)
+    _fights(punches, on_frame, mark)
+
+
+def _hands_meet(a: Seen, b: Seen, torso: float) -> bool:
+    """A wrist of each, a third of a torso apart at most, between hip and shoulder height: two
+    people side by side, hand in hand (in a crowd, a hand merely near another's is common)."""
+    for wa in a.wrists():
+        for wb in b.wrists():
+            if dist(wa, wb) > 0.35 * torso:
+                continue
+            heights = [s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER) for s in (a, b)]
+            hips = [s.mid(kp_index.L_HIP, kp_index.R_HIP) for s in (a, b)]
+            if any(p is None for p in (*heights, *hips)):
+                continue
+            top = min(h[1] for h in heights)
+            low = max(h[1] for h in hips) + 0.6 * torso
+            if top <= (wa[1] + wb[1]) / 2 <= low:
+                return True
+    return False
+
+
+def _arms_round(a: Seen, b: Seen) -> bool:
+    """A wrist of `a` on the torso of `b` (shoulders to hips, across the box)."""
+    top = b.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
+    low = b.mid(kp_index.L_HIP, kp_index.R_HIP)
+    if top is None or low is None:
+        return False
+    torso_box = (b.box[0], top[1] - 0.2 * b.torso, b.box[2], low[1])
+    return any(inside(w, torso_box) for w in a.wrists())
+
+
+def _throws(on_frame, things, ball_near, mark) -> None:
+    """A ball at a hand, then more than a torso and a half from it within a second."""
+    by_ball = defaultdict(list)
+    for index, items in things.items():
+        for thing in items:
+            if thing.category in THROWN:
+                by_ball[thing.instance_id].append((index, thing))
+    times = {index: next(iter(seen.values())).t for index, seen in on_frame.items() if seen}
+    for t, pid, ball in ball_near:
+        for index, thing in by_ball[ball]:
+            s = on_frame.get(index, {}).get(pid)
+            if s is None or not 0 < times.get(index, -1) - t <= 1.0:
+                continue
+            if all(dist(w, thing.centre) >= 1.5 * s.torso for w in s.wrists()) \
+                    and s.wrists():
+                mark(pid, "throwing", t, f"the {thing.category} #{ball} leaves the hand", ball)
+                break
+
+
+def _fights(close: dict[tuple[int, int], set[float]], on_frame, mark) -> None:
+    """A pair close together while one of them punches."""
+    sightings: dict[int, list[Seen]] = defaultdict(list)
+    for seen in on_frame.values():
+        for pid, s in seen.items():
+            sightings[pid].append(s)
+    tracks = {pid: Track(found) for pid, found in sightings.items()}
+    struck = {pid: {track[k].t for k in range(len(track)) if punching(track, k)}
+              for pid, track in tracks.items()}
+    for (a, b), times in close.items():
+        for t in times:
+            if any(abs(t - p) <= 1.0 for p in struck.get(a, ()) | struck.get(b, ())):
+                mark(a, "fighting", t, f"close to #{b}, one of them punching", b)
+                mark(b, "fighting", t, f"close to #{a}, one of them punching", a)
