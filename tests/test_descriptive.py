@@ -80,6 +80,21 @@ def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer
     assert answer.option == 0 and answer.usage.llm_calls == 0
 
 
+def test_things_in_view_speak_for_what_is_done_with_them(clips):
+    """The highway shows no person, only cars and trucks: asked what activity is shown, the
+    cars in view support driving (WordNet: "controlling ... a car") and nothing else."""
+    from backend.agent import activity_queries
+    from backend.agent.video_tables import Target
+
+    settings, ids = clips
+    tables = _tables(settings, ids["bgslib_video02_highway.avi"])
+    shown = activity_queries.activity(tables, Target(None, None, "object"), None, "").typed
+    assert "car" in shown["activities"]["words"]
+    options = ["driving", "swimming", "cooking", "dancing", "skiing"]
+    decision = option_match.decide(shown, options)
+    assert decision is not None and decision.supported == [0], decision
+
+
 def test_where_the_running_time_is_shown_is_computed(clips):
     settings, ids = clips
     options = ["top left", "top right", "bottom left", "in the lower right corner", "centre"]

@@ -3,8 +3,8 @@
 
 It reads the `actions` table (what tracked people do, from keypoints and objects at hand), the
 `tags` table (what an ImageNet classifier sees in the whole picture) and the whole-picture facts
-of the shots (colour or black and white, camera or animation, light, indoors or outdoors), over
-the interval asked about. The statement lists who did what and when with the evidence; `typed`
+of the shots (colour or black and white, camera or animation, light, indoors or outdoors) and
+the things tracked in view, more weakly (a ball, a microwave), over the interval asked about. The statement lists who did what and when with the evidence; `typed`
 holds every term with how strongly the video shows it, so that code scores each option through
 the WordNet lexicon (`option_match`), and the model only chooses among what code cannot tell
 apart.
@@ -15,16 +15,20 @@ from __future__ import annotations
 from collections import defaultdict
 
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import Result, Target, VideoTables
+from backend.agent.video_tables import Result, Target, VideoTables, quoted
 from backend.errors import QueryError
 from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE
 from models import lexicon
+from models.motion import CATEGORY as MOVING
 
 # A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
 TAG_FLOOR = 0.1
 _LISTED = 12
 _POSTURES = ("standing", "sitting", "lying", "bending")
 _FEW = 3   # up to this many people, an account names each; more, it counts them
+# Things in view tell what is done with them, less surely than an action read off a body does:
+# a ball for basketball, a microwave for cooking, a racket for tennis.
+_THING_WEIGHT = 0.6
 # The words an action stands for where its own name's words would mislead ('facing' alone is
 # also a garment's lining; 'each other' says nothing).
 ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
@@ -87,6 +91,10 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
             covered[word] += seconds
     # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
     words = {w: round(min(1.0, 0.3 + seconds / length * 7), 3) for w, seconds in covered.items()}
+    for kind, seconds in _things_in_view(tables, span).items():
+        for word in lexicon.terms(kind):
+            strength = round(_THING_WEIGHT * min(1.0, 0.3 + seconds / length * 7), 3)
+            words[word] = max(words.get(word, 0.0), strength)
     for fact in facts:
         words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
     shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
@@ -99,6 +107,15 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
                   typed={"activities": {"words": words, "tags": shown_tags}})
+
+
+def _things_in_view(tables: VideoTables, span: Span | None) -> dict[str, float]:
+    """{kind: seconds in view} of the tracked things other than people over the span."""
+    lo, hi = (span.start, span.end) if span is not None else (0.0, tables.duration)
+    rows = tables.rows(f"SELECT category, SUM(MIN(last_seen, {hi}) - MAX(first_seen, {lo})) AS s "
+                       f"FROM instances WHERE category NOT IN ('person', {quoted(MOVING)}) AND "
+                       f"last_seen >= {lo} AND first_seen <= {hi} GROUP BY category LIMIT 40")
+    return {r["category"]: max(r["s"] or 0.0, 0.2) for r in rows}
 
 
 def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:

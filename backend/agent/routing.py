@@ -117,7 +117,10 @@ def route(question: str, duration: float | None = None,
     if _ACTIVITY.search(question) and (options or not digest.is_open(question)):
         return "activity", "What"
     if _KINDS.search(question):
-        return "kinds", "What"
+        # "Which animal is shown": a parrot, a cockatoo, a dog, a cat. Two or more options that
+        # name no COCO kind are told apart by the tags, which also see the COCO kinds.
+        return ("activity" if options and _named_options(options) <= len(options) - 2
+                else "kinds"), "What"
     if _DIRECTION.search(question) and _named_kind(question):
         return "movement", "What"
     if _WHERE_AT.search(question) and _named_kind(question) and \
@@ -131,12 +134,17 @@ def route(question: str, duration: float | None = None,
     if options and _WHERE_IN_PICTURE.search(question) and all(meaning.place(o) for o in options):
         return "screen_text", "What"  # where a thing no kind names is shown: text on screen
     if options and _WHICH.search(question):
-        named = sum(option_match.option_kinds(o) is not None for o in options)
+        named = _named_options(options)
         if named >= len(options) - 1:
             return "kinds", "What"
         if named <= 1:  # "which animal": a parrot, a cockatoo, a dog: beyond the COCO kinds
             return "activity", "What"
     return None
+
+
+def _named_options(options: list[str]) -> int:
+    """How many options name COCO kinds (or none of them: 'nobody')."""
+    return sum(option_match.option_kinds(o) is not None for o in options)
 
 
 def _count(question: str, duration: float | None) -> tuple[str, str] | None:
