@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
 from backend import config
+from backend.config import SHARED
 from backend.errors import InputError, UsageError
 from backend.ingest.tracks import CROWD
-
-# Where the sample clips and dev questions live beside a checkout (as in CI).
-SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 def print_json(payload: dict) -> None:
