@@ -43,3 +43,19 @@ def test_joined_clips_reach_the_length_asked_in_one_size(tmp_path):
     assert seconds == 15.0
     assert (meta.width, meta.height) == (320, 240)
     assert abs(meta.duration - 15.0) < 0.5
+
+
+def test_object_detector_runs_where_the_picture_changed_and_once_a_second():
+    import numpy as np
+
+    from backend.ingest.frame_pass import _changed
+
+    still = np.zeros((54, 96), np.float32)
+    corner = still.copy()
+    corner[:9, :12] = 10.0  # one block of 48 changed by 10 grey levels
+    last = (0.0, still, [])
+    assert _changed(0.2, still, None, 4.0)  # the first frame
+    assert not _changed(0.2, still, last, 4.0)
+    assert _changed(0.2, corner, last, 4.0)
+    assert _changed(1.0, still, last, 4.0)  # once a second, changed or not
+    assert _changed(0.2, still, last, 0.0)  # 0: every frame
