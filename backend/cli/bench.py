@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
 from backend import config
+from backend.config import SHARED
 from backend.errors import InputError, UsageError
 from backend.ingest.tracks import CROWD
-
-# Where the sample clips and dev questions live beside a checkout (as in CI).
-SHARED = Path(os.environ.get("MEMORYREEL_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 def print_json(payload: dict) -> None:
@@ -35,7 +32,7 @@ def bench_ingest(args, settings) -> dict:
         return bench.batch_bench(Path(args.path), _counts(args.workers or "1"), ray=args.ray,
                                  progress=say)
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
-                              rounds=args.rounds, progress=say)
+                              rounds=args.rounds, join_minutes=args.join, progress=say)
 
 
 def _counts(text: str) -> list[int]:
@@ -51,13 +48,45 @@ def _counts(text: str) -> list[int]:
 
 
 def print_ingest_bench(payload: dict) -> None:
-    """Side by side with --vary or --workers; the plain bench's figures stay JSON."""
-    if "setting" in payload:
-        _print_ingest_comparison(payload)
-    elif "workers" in payload:
+    """The stage budget of each run side by side (each value with --vary, PATH and the longer
+    video without); one line per engine with --workers."""
+    if "workers" in payload:
         _print_batch_bench(payload)
+        return
+    m = payload["machine"]
+    if "setting" in payload:
+        print(f"{payload['video']}, {payload['setting']} varied, {payload['rounds']} round(s); "
+              f"{m['cpus']} cores, load {m['load_average']}")
+        columns = [(value if run_count == 1 else f"{value} #{k + 1}", f)
+                   for value, run in payload["runs"].items()
+                   for run_count in [len(run["each"])] for k, f in enumerate(run["each"])]
     else:
-        print_json(payload)
+        print(f"{payload['video']} and {payload['long']}; {m['cpus']} cores, load "
+              f"{m['load_average']}")
+        columns = [(payload["video"], payload["x1"]), (payload["long"], payload[payload["long"]])]
+    print(stage_table(columns))
+    if "peak_rss_ratio" in payload:
+        print(f"peak RSS {payload['long']} / {payload['video']}: {payload['peak_rss_ratio']}")
+
+
+def stage_table(columns: list[tuple[str, dict]]) -> str:
+    """Rows of stages, a column per run: seconds and share of the total, then the total,
+    realtime factor, CPU seconds and peak RSS."""
+    width = max(16, *(len(label) + 2 for label, _ in columns))
+    lines = ["stage".ljust(12) + "".join(f"{label[:width - 2]:>{width}}" for label, _ in columns)]
+    for stage in [k for k in columns[0][1]["budget"] if k != "total"]:
+        cells = []
+        for _, f in columns:
+            share = f["budget"][stage] / f["total_s"] if f["total_s"] else 0.0
+            cells.append(f"{f['budget'][stage]:.1f} s {share:>4.0%}")
+        lines.append(stage.ljust(12) + "".join(f"{c:>{width}}" for c in cells))
+    for label, shown in (("total", lambda f: f"{f['total_s']:.1f} s"),
+                         ("video", lambda f: f"{f['duration_s']:.1f} s"),
+                         ("realtime", lambda f: f"{f['realtime_factor']:.2f}x"),
+                         ("CPU", lambda f: f"{f['cpu_s']:.1f} s"),
+                         ("peak RSS", lambda f: f"{f['peak_rss_mb']:.0f} MB")):
+        lines.append(label.ljust(12) + "".join(f"{shown(f):>{width}}" for _, f in columns))
+    return "\n".join(lines)
 
 
 def _print_batch_bench(payload: dict) -> None:
@@ -371,21 +400,6 @@ def print_retrieval_bench(payload: dict) -> None:
     for row in graph["sizes"]:
         print(f"{row['edges']:>8} {row['nodes']:>7} {row['segments']:>9} {row['load_s']:>7.2f} "
               f"{row['p50_s']:>7.3f} {row['p95_s']:>7.3f}")
-
-
-def _print_ingest_comparison(payload: dict) -> None:
-    """One line per run of each value, stage seconds of the frame pass included."""
-    print(f"{payload['video']}, {payload['setting']} varied, {payload['rounds']} round(s); "
-          f"{payload['machine']['cpus']} cores, load {payload['machine']['load_average']}")
-    print(f"{'value':>12} {'total s':>8} {'realtime':>9} {'CPU s':>7} {'frames s':>9} "
-          f"{'track s':>8} {'objects s':>10} {'motion s':>9} {'ocr s':>6} {'RSS MB':>7}")
-    for value, run in payload["runs"].items():
-        for f in run["each"]:
-            st = f["stage_seconds"]
-            print(f"{value:>12} {f['total_s']:>8.1f} {f['realtime_factor']:>8.2f}x {f['cpu_s']:>7.1f} "
-                  f"{st.get('frames', 0):>9.1f} {st.get('frames.track', 0):>8.1f} "
-                  f"{st.get('frames.objects', 0):>10.1f} {st.get('frames.motion', 0):>9.1f} {st.get('frames.ocr', 0):>6.1f} "
-                  f"{f['peak_rss_mb']:>7.0f}")
 
 
 def print_memory_bench(payload: dict) -> None:

@@ -2,7 +2,9 @@
 run, never asserted.
 
 `bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
-file) into throwaway libraries, each in a fresh process so peak RSS is that ingest's own. With
+file), or with `--join MINUTES` the shared clips joined into one video that long, into throwaway
+libraries, each in a fresh process so peak RSS is that ingest's own. Each run's seconds are
+grouped into the stage budget (`stage_budget`: decode, people, objects ...). With
 `--vary VARIABLE=A,B` it ingests PATH once per value of that setting instead, side by side in one
 run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy machine. Each run
 also reports its CPU seconds, which other processes' load changes far less than wall time.
@@ -21,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -51,6 +54,45 @@ def concat_copies(source: Path, target: Path, copies: int) -> None:
             offset += last
 
 
+def join_clips(sources: list[Path], target: Path, minutes: float, size: tuple[int, int],
+               fps: float) -> float:
+    """Write the `sources` one after another, over and over, until `minutes` of video, into
+    one H.264 file of `size` (width, height) at `fps`; returns its seconds. The clips differ
+    in size, rate and codec, so they are re-encoded (picture only: the joined video tests
+    length, not speech)."""
+    wanted = round(minutes * 60 * fps)
+    written = 0
+    with av.open(str(target), "w") as dst:
+        rate = Fraction(fps).limit_denominator(1001)
+        stream = dst.add_stream("libx264", rate=rate)
+        stream.width, stream.height, stream.pix_fmt = size[0], size[1], "yuv420p"
+        stream.options = {"preset": "ultrafast", "crf": "23"}
+        while written < wanted:
+            for source in sources:
+                for frame in _resampled(source, fps):
+                    frame = frame.reformat(width=size[0], height=size[1], format="yuv420p")
+                    frame.pts, frame.time_base = written, 1 / rate  # frame n at n / fps
+                    dst.mux(stream.encode(frame))
+                    written += 1
+                    if written >= wanted:
+                        break
+                if written >= wanted:
+                    break
+        dst.mux(stream.encode(None))
+    return written / fps
+
+
+def _resampled(source: Path, fps: float):
+    """The frames of `source`'s picture at `fps` (dropped or repeated by their time)."""
+    with av.open(str(source)) as src:
+        shown = 0
+        for frame in src.decode(video=0):
+            t = float(frame.time or 0.0)
+            while shown / fps <= t:
+                yield frame
+                shown += 1
+
+
 def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) -> dict:
     env = dict(os.environ, MEMORYREEL_HOME=str(home), **(overrides or {}))
     code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
@@ -71,27 +113,64 @@ def _figures(run: dict) -> dict:
     return {"duration_s": round(run["duration"], 2), "total_s": round(total, 2),
             "realtime_factor": round(run["duration"] / total, 3),
             "peak_rss_mb": round(run["peak_rss_mb"], 1), "cpu_s": round(run["cpu_s"], 1),
-            "stage_seconds": run["seconds"], "counts": run["counts"]}
+            "stage_seconds": run["seconds"], "budget": stage_budget(run["seconds"]),
+            "counts": run["counts"]}
+
+
+# The stages a reader budgets for, each from the ingest's own stage seconds (pipeline.STAGES
+# and the frame pass's `frames.*` parts); what none of them names is `other`.
+BUDGET = {"decode": ("frames.decode",), "people": ("frames.track", "frames.pose"),
+          "objects": ("frames.objects",), "moving": ("frames.motion",), "tags": ("frames.tags",),
+          "text": ("frames.ocr",), "captions": ("frames.caption",), "actions": ("actions",),
+          "speech": ("speech",), "scenes": ("frames.scenes", "scenes"),
+          "memory": ("describe", "graph", "embed"), "models": ("models",)}
+
+
+def stage_budget(seconds: dict[str, float]) -> dict[str, float]:
+    """Seconds per budgeted stage, then `other` (hashing, track cleaning, the preview, and the
+    frame pass's own work: colours, thumbnails) and `total`."""
+    budget = {name: round(sum(seconds.get(k, 0.0) for k in keys), 2)
+              for name, keys in BUDGET.items()}
+    total = seconds.get("total", 0.0)
+    return {**budget, "other": round(total - sum(budget.values()), 2), "total": round(total, 2)}
 
 
 def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
                  vary: tuple[str, list[str]] | None = None, rounds: int = 1,
-                 progress=lambda line: None) -> dict:
+                 join_minutes: float = 0.0, progress=lambda line: None) -> dict:
     if vary:
         return _compare_ingest(path, settings, *vary, rounds=rounds, progress=progress)
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
         tmp = Path(tmp)
-        long_video = tmp / f"{path.stem}-x{repeat}{path.suffix}"
-        concat_copies(path, long_video, repeat)
+        label, long_video = _long_video(path, tmp, repeat, join_minutes, progress)
         single = _figures(_run_child(path, tmp / "home-1x"))
-        repeated = _figures(_run_child(long_video, tmp / f"home-{repeat}x"))
+        progress(f"{path.name}: {single['total_s']} s, {single['realtime_factor']}x realtime")
+        longer = _figures(_run_child(long_video, tmp / "home-long"))
     return {
         "video": path.name, "machine": _machine(),
         "settings": {"track_fps": settings.track_fps, "detector_imgsz": settings.detector_imgsz,
                      "ocr_interval": settings.ocr_interval},
-        "x1": single, f"x{repeat}": repeated,
-        "peak_rss_ratio": round(repeated["peak_rss_mb"] / single["peak_rss_mb"], 3),
+        "x1": single, label: longer, "long": label,
+        "peak_rss_ratio": round(longer["peak_rss_mb"] / single["peak_rss_mb"], 3),
     }
+
+
+def _long_video(path: Path, tmp: Path, repeat: int, join_minutes: float,
+                progress) -> tuple[str, Path]:
+    """(label, path) of the longer video whose peak RSS is set against PATH's: the shared
+    clips joined to `join_minutes`, in PATH's size and rate, or PATH `repeat` times."""
+    if not join_minutes:
+        target = tmp / f"{path.stem}-x{repeat}{path.suffix}"
+        concat_copies(path, target, repeat)
+        return f"x{repeat}", target
+    from backend.ingest import decode
+
+    meta = decode.probe(path)
+    clips = sorted(p for p in path.parent.iterdir() if p.suffix.lower() in (".mp4", ".avi"))
+    target = tmp / f"joined-{join_minutes:g}min.mp4"
+    seconds = join_clips(clips, target, join_minutes, (meta.width, meta.height), meta.fps)
+    progress(f"joined {len(clips)} clips into {seconds:.0f} s of video")
+    return f"joined {join_minutes:g} min", target
 
 
 def batch_bench(folder: Path, workers: list[int], ray: str = "",
@@ -195,7 +274,7 @@ def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[
                 figures = _figures(_run_child(path, home, {variable: value}))
                 runs[value].append(figures)
                 progress(f"{variable}={value} round {r + 1}: {figures['total_s']} s, "
-                         f"{figures['cpu_s']} CPU s, stages {figures['stage_seconds']}")
+                         f"{figures['realtime_factor']}x realtime, {figures['cpu_s']} CPU s")
     return {"video": path.name, "machine": _machine(), "setting": variable, "rounds": rounds,
             "runs": {value: {"median_total_s": _median([f["total_s"] for f in figures]),
                              "median_cpu_s": _median([f["cpu_s"] for f in figures]),

@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -54,6 +54,7 @@ class FrameEvidence:
     looks: list[FrameLook] = field(default_factory=list)
     cuts: list[float] = field(default_factory=list)
     decoded_frames: int | None = None  # where fewer frames decode than the container declares
+    objects_frames: int = 0  # the sampled frames the object detector ran on
     tagger: str = "off"   # what tagged the whole picture, or why nothing did
     tag_runs: list[tuple[float, list]] = field(default_factory=list)   # (t, [models.tagger.Tag])
     measures: list[tuple[float, Measure]] = field(default_factory=list)  # whole-picture facts
@@ -75,12 +76,12 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
     tagger = _tagger(models, evidence)
-    last_tagged = None
+    last_tagged = last_objects = None
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
     decoded: list[int] = []
-    sampled = decode.iter_frames(source, meta, indices, decoded)
+    sampled = _timed(decode.iter_frames(source, meta, indices, decoded), evidence.seconds)
     # The detector's input size is this video's: people far from the camera need a larger one.
     first = list(itertools.islice(sampled, _SIZING_FRAMES))
     mark = time.perf_counter()
@@ -117,10 +118,15 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
                                        for d in moving]
             evidence.seconds["motion"] += time.perf_counter() - mark
+        thumb = _grey_thumb(frame)  # one coarse picture for every "has it changed?" below
         if things is not None:
             mark = time.perf_counter()
-            detections = detections + [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
-                                       for d in things.track(frame)]
+            if _changed(t, thumb, last_objects, settings.objects_change):
+                seen = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+                        for d in things.track(frame)]
+                last_objects = (t, thumb, seen)
+                evidence.objects_frames += 1
+            detections = detections + last_objects[2]
             evidence.seconds["objects"] += time.perf_counter() - mark
         evidence.frames.append((index, t, detections))
         picture.add(frame)
@@ -130,7 +136,6 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 evidence.colours[d.track_id].append(measured)
 
         if reader is not None and t >= next_ocr:
-            thumb = _grey_thumb(frame)
             if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
                 mark = time.perf_counter()
                 # A lone glyph is almost always texture read as text.
@@ -146,7 +151,6 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 last_texts = texts
             next_ocr = t + ocr_gap
 
-        thumb = _grey_thumb(frame)
         if captioner is not None:
             if _key_frame(t, thumb, last_key, settings.caption_interval, settings.caption_change):
                 mark = time.perf_counter()
@@ -174,6 +178,18 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
     evidence.picture = picture.span()
     return evidence
+
+
+def _timed(frames: Iterator[T], seconds: dict[str, float]) -> Iterator[T]:
+    """`frames` as they come, the time spent decoding them added to `seconds["decode"]`: the
+    stage budget of `bench ingest` needs it apart from the models that read the frames."""
+    while True:
+        mark = time.perf_counter()
+        item = next(frames, None)
+        seconds["decode"] += time.perf_counter() - mark
+        if item is None:
+            return
+        yield item
 
 
 def _person_tracker(models: ModelSet, first: list[np.ndarray], settings: Settings,
@@ -231,6 +247,21 @@ def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]
     people = [k for k, d in enumerate(detections) if d.category == "person"]
     poses = dict(zip(people, poser.read(frame, [detections[k].box for k in people])))
     return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
+
+
+# The object detector runs at least this often: a tracked object unseen for longer would be
+# dropped by the association's buffer, and slow drifts add up.
+_OBJECTS_MAX_GAP = 1.0
+
+
+def _changed(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray, list] | None,
+             change: float) -> bool:
+    """Run the object detector on this frame? Where the picture changed (`_largest_change`:
+    an object moving in one corner counts) since the frame it last ran on, and once a second."""
+    if last is None or change <= 0:
+        return True
+    last_t, last_thumb, _ = last
+    return t - last_t >= _OBJECTS_MAX_GAP - 1e-6 or _largest_change(thumb, last_thumb) >= change
 
 
 def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,

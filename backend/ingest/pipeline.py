@@ -134,6 +134,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             model_names["tracker"] = evidence.tracker
             model_names["motion"] = evidence.motion
             model_names["objects"] = evidence.objects
+            model_names["objects_frames"] = evidence.objects_frames  # the rest kept its objects
             model_names["detector_imgsz"] = evidence.detector_imgsz
             model_names["tagger"] = evidence.tagger
             model_names["actions"] = actions.RULES
