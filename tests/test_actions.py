@@ -126,16 +126,19 @@ def test_a_hand_at_the_face_touches_it_and_a_hand_at_the_side_does_not(models):
     """A woman talking on a cell phone touches her face; the tennis player's hands are at his
     racket, and moving one of his wrists onto his nose makes him touch it."""
     phoning = {a.action for a in actions.perceive(
-        [(k, k * 0.2, [_person("000000006771.jpg", models)]) for k in range(3)], (640, 480))}
+        [(k, k * 0.2, [_person("000000006771.jpg", models)]) for k in range(6)], (640, 480))}
     assert "touching the face" in phoning
     player = _person("000000005586.jpg", models)
-    frames = [(k, k * 0.2, [player]) for k in range(3)]
+    frames = [(k, k * 0.2, [player]) for k in range(6)]
     assert "touching the face" not in {a.action for a in actions.perceive(frames, (640, 480))}
     pts = np.array(player.pose.keypoints, dtype=np.float32)
     pts[kp.R_WRIST, :2] = pts[kp.NOSE, :2] + 2
     hand_up = replace(player, pose=replace(player.pose, keypoints=pts))
-    frames = [(k, k * 0.2, [hand_up]) for k in range(3)]
+    frames = [(k, k * 0.2, [hand_up]) for k in range(6)]
     assert "touching the face" in {a.action for a in actions.perceive(frames, (640, 480))}
+    # A hand past the face for two frames of a second is a swing, not a touch.
+    passing = [(k, k * 0.2, [hand_up if k in (2, 3) else player]) for k in range(6)]
+    assert "touching the face" not in {a.action for a in actions.perceive(passing, (640, 480))}
 
 
 def test_a_person_turning_from_the_camera_to_away_turns_round(models):
