@@ -124,8 +124,10 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         given = parametric.given_step(consulted, standalone, settings.parametric_min_p)
         trace.parametric = consulted.as_dict()
     # A routed step whose evidence speaks to no option is no better than none: either way, with
-    # nothing in the video speaking to any option, one reading of the digest chooses.
+    # nothing in the video speaking to any option, one reading of the digest chooses. Replayed
+    # facts that may answer the question keep the planner's way with them.
     if options and config.grounded and settings.answer_checks and \
+            not config.stop_on_direct_answer and \
             (given is None or (given.replayed is None and given.tool != PARAMETRIC)) and \
             (hopeless := routing.unsupported_step(standalone, tables, options)) is not None:
         given = hopeless

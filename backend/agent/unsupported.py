@@ -54,4 +54,3 @@ def speaks_to(tables: VideoTables, options: list[str]) -> bool:
     shown = activity_queries.activity(tables, Target(None, None, "object"), None, "").typed
     decision = option_match.decide(shown, options)
     return bool(decision and decision.scores and max(decision.scores.values()) > 0)
-
