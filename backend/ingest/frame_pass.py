@@ -8,6 +8,7 @@ import itertools
 import logging
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -97,75 +98,85 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     poser = models.pose if settings.pose_enabled and not tracker.gives_pose else None
     exits = ExitSplitter((meta.width, meta.height), fresh_from=objects.MOTION_IDS // 2)
     picture = PictureSpan()
-    for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
-        mark = time.perf_counter()
-        detections = exits(t, tracker.track(frame))
-        evidence.seconds["track"] += time.perf_counter() - mark
-        if poser is not None and t >= next_pose and detections:
+    # The object detector runs beside the person tracker: each is one ONNX Runtime session that
+    # releases the GIL, and one after the other they left a core idle half the time.
+    beside = ThreadPoolExecutor(max_workers=1) if things is not None else None
+    try:
+        for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
+            thumb = _grey_thumb(frame)  # one coarse picture for every "has it changed?" below
+            pending = beside.submit(things.track, frame) \
+                if beside is not None and _changed(t, thumb, last_objects, settings.objects_change) \
+                else None
             mark = time.perf_counter()
-            detections = _with_poses(poser, frame, detections)
-            evidence.seconds["pose"] += time.perf_counter() - mark
-            next_pose = t + settings.pose_interval
-        mark = time.perf_counter()
-        analyser.add(index, t, frame)
-        evidence.seconds["scenes"] += time.perf_counter() - mark
-        if motion is not None:
-            mark = time.perf_counter()
-            # Where the whole picture moved, so did the camera: nothing stands still to subtract.
-            moving = motion.track(frame, people=[d.box for d in detections],
-                                  camera_moved=analyser.camera_moved)
-            # Their own id range: clean_tracks renumbers everything together afterwards.
-            detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
-                                       for d in moving]
-            evidence.seconds["motion"] += time.perf_counter() - mark
-        thumb = _grey_thumb(frame)  # one coarse picture for every "has it changed?" below
-        if things is not None:
-            mark = time.perf_counter()
-            if _changed(t, thumb, last_objects, settings.objects_change):
-                seen = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
-                        for d in things.track(frame)]
-                last_objects = (t, thumb, seen)
-                evidence.objects_frames += 1
-            detections = detections + last_objects[2]
-            evidence.seconds["objects"] += time.perf_counter() - mark
-        evidence.frames.append((index, t, detections))
-        picture.add(frame)
-        gains = colours.white_patch(frame)
-        for d in detections:
-            if (measured := _colours(frame, d, gains)) is not None:
-                evidence.colours[d.track_id].append(measured)
-
-        if reader is not None and t >= next_ocr:
-            if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
+            detections = exits(t, tracker.track(frame))
+            evidence.seconds["track"] += time.perf_counter() - mark
+            if poser is not None and t >= next_pose and detections:
                 mark = time.perf_counter()
-                # A lone glyph is almost always texture read as text.
-                items = [item for item in reader.read(frame) if len(item.text.strip()) > 1]
-                evidence.ocr_runs.append((t, index, items))
-                evidence.seconds["ocr"] += time.perf_counter() - mark
-                last_ocr_thumb = thumb
-                # Back off while the text stays the same (people moving past a static sign),
-                # return to the base interval as soon as it changes (captions, clocks).
-                texts = {item.text for item in items}
-                ocr_gap = min(ocr_gap * 2, settings.ocr_interval * 4) if texts == last_texts \
-                    else settings.ocr_interval
-                last_texts = texts
-            next_ocr = t + ocr_gap
-
-        if captioner is not None:
-            if _key_frame(t, thumb, last_key, settings.caption_interval, settings.caption_change):
-                mark = time.perf_counter()
-                evidence.captions.append((t, _caption(captioner, frame, t)))
-                evidence.seconds["caption"] += time.perf_counter() - mark
-                last_key = (t, thumb)
-        # The whole picture: every few seconds and where the view changes (a cut, a new place).
-        if _key_frame(t, thumb, last_tagged, settings.tag_interval, settings.caption_change):
+                detections = _with_poses(poser, frame, detections)
+                evidence.seconds["pose"] += time.perf_counter() - mark
+                next_pose = t + settings.pose_interval
             mark = time.perf_counter()
-            evidence.measures.append((t, picture_facts.measure(frame)))
-            if tagger is not None:
-                evidence.tag_runs.append((t, tagger.tags([frame])[0]))
-            evidence.seconds["tags"] += time.perf_counter() - mark
-            last_tagged = (t, thumb)
-        progress("frames", n + 1, len(indices))
+            analyser.add(index, t, frame)
+            evidence.seconds["scenes"] += time.perf_counter() - mark
+            if motion is not None:
+                mark = time.perf_counter()
+                # Where the whole picture moved, so did the camera: nothing stands still to subtract.
+                moving = motion.track(frame, people=[d.box for d in detections],
+                                      camera_moved=analyser.camera_moved)
+                # Their own id range: clean_tracks renumbers everything together afterwards.
+                detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
+                                           for d in moving]
+                evidence.seconds["motion"] += time.perf_counter() - mark
+            if things is not None:
+                mark = time.perf_counter()  # what the objects cost beyond the people: the wait
+                if pending is not None:
+                    seen = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+                            for d in pending.result()]
+                    last_objects = (t, thumb, seen)
+                    evidence.objects_frames += 1
+                detections = detections + last_objects[2]
+                evidence.seconds["objects"] += time.perf_counter() - mark
+            evidence.frames.append((index, t, detections))
+            picture.add(frame)
+            gains = colours.white_patch(frame)
+            for d in detections:
+                if (measured := _colours(frame, d, gains)) is not None:
+                    evidence.colours[d.track_id].append(measured)
+
+            if reader is not None and t >= next_ocr:
+                if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
+                    mark = time.perf_counter()
+                    # A lone glyph is almost always texture read as text.
+                    items = [item for item in reader.read(frame) if len(item.text.strip()) > 1]
+                    evidence.ocr_runs.append((t, index, items))
+                    evidence.seconds["ocr"] += time.perf_counter() - mark
+                    last_ocr_thumb = thumb
+                    # Back off while the text stays the same (people moving past a static sign),
+                    # return to the base interval as soon as it changes (captions, clocks).
+                    texts = {item.text for item in items}
+                    ocr_gap = min(ocr_gap * 2, settings.ocr_interval * 4) if texts == last_texts \
+                        else settings.ocr_interval
+                    last_texts = texts
+                next_ocr = t + ocr_gap
+
+            if captioner is not None:
+                if _key_frame(t, thumb, last_key, settings.caption_interval, settings.caption_change):
+                    mark = time.perf_counter()
+                    evidence.captions.append((t, _caption(captioner, frame, t)))
+                    evidence.seconds["caption"] += time.perf_counter() - mark
+                    last_key = (t, thumb)
+            # The whole picture: every few seconds and where the view changes (a cut, a new place).
+            if _key_frame(t, thumb, last_tagged, settings.tag_interval, settings.caption_change):
+                mark = time.perf_counter()
+                evidence.measures.append((t, picture_facts.measure(frame)))
+                if tagger is not None:
+                    evidence.tag_runs.append((t, tagger.tags([frame])[0]))
+                evidence.seconds["tags"] += time.perf_counter() - mark
+                last_tagged = (t, thumb)
+            progress("frames", n + 1, len(indices))
+    finally:
+        if beside is not None:
+            beside.shutdown()
     if motion is not None and motion.camera_moving:
         # Background subtraction sees the whole frame move: its blobs are no objects.
         evidence.frames = [(i, t, [d for d in dets if not objects.is_moving(d)])
