@@ -95,8 +95,8 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
 
 
 def _what_happens(tables: VideoTables, span: Span | None) -> str:
-    """What people do and where, ahead of the inventory: asked what happens on a kitchen clip,
-    a head line listing "28 moving objects, 12 people, 6 bottles" was told back as the answer."""
+    """What people do and where, ahead of the inventory: a head line that only counted the
+    tracked kinds was told back by the model as the account of what happens."""
     said = ""
     if doing := activity_queries.doings(tables, span):
         said += f"what people do: {doing}; "

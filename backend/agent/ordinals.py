@@ -1,10 +1,10 @@
-"""The one a question picks by where it is: "the leftmost person", "the car nearest the camera".
+"""The one of several a question picks by its place in the picture: furthest left or right,
+nearest to or farthest from the camera.
 
-"In which direction does the leftmost person walk" was answered for all the people together
-(most walked right to left; the leftmost one walked left to right). Here code finds that one:
-on the sampled frame where the most of the kind are in view at once (within the time the
-question names, if any), the one furthest left, right, nearest (tallest box) or farthest
-(shortest box). A group is what a viewer calls the leftmost one of; a lone walker crossing the
+A question about one of several, picked by its place, was answered for all of them together:
+the way most of them went, not the way that one went. Here code finds that one: on the sampled
+frame where the most of the kind are in view at once (within the time the question names, if
+any), the one furthest left, right, nearest (tallest box) or farthest (shortest box). A group is what a viewer calls the leftmost one of; a lone walker crossing the
 picture is leftmost only at its start.
 """
 

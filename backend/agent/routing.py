@@ -117,8 +117,8 @@ def route(question: str, duration: float | None = None,
     if _ACTIVITY.search(question) and (options or not digest.is_open(question)):
         return "activity", "What"
     if _KINDS.search(question):
-        # "Which animal is shown": a parrot, a cockatoo, a dog, a cat. Two or more options that
-        # name no COCO kind are told apart by the tags, which also see the COCO kinds.
+        # Two or more options that name no COCO kind are told apart by the tags (ImageNet's
+        # animals, tools, places), which also see the COCO kinds.
         return ("activity" if options and _named_options(options) <= len(options) - 2
                 else "kinds"), "What"
     if _DIRECTION.search(question) and _named_kind(question):
@@ -174,8 +174,8 @@ def _target(operation: str, question: str) -> str:
 
 
 def _named_kind(question: str) -> str:
-    """The first kind the question names, people included, else a group it names ('which way
-    does the traffic move': vehicles); '' for none."""
+    """The first kind the question names, people included, else a group it names (`kinds.
+    GROUP_WORDS`); '' for none."""
     named = kinds.named(question)
     if named:
         return named[0]
@@ -244,7 +244,7 @@ def unsupported_step(question: str, tables: video_tables.VideoTables,
 
 
 _READ = ("screen_text", "speech", "appearance")
-# Operations on one thing, which "the leftmost person" picks out of several (`ordinals`).
+# Operations on one thing, which a place in the picture may pick out of several (`ordinals`).
 _ONE_OF = ("movement", "position", "appearance", "activity", "held")
 _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
          "first_appearance": "when something arrives or leaves",

@@ -1,4 +1,4 @@
-"""Actions of the body alone, read from one person's sightings over time: standing, walking,
+"""Actions of the body alone, read from a person's sightings over time: standing, walking,
 running, sitting, lying, bending, jumping, falling, turning round, raising arms, waving,
 punching, climbing, dancing, touching the face (and carrying, holding while walking)."""
 
@@ -45,7 +45,7 @@ def foot_speed(track: Track, k: int, pan) -> float | None:
 
 def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
                  support, mark) -> None:
-    """Marks what one person's body does on each of their sightings; then carrying, where a
+    """Marks what a person's body does on each of their sightings; then carrying, where a
     hold (marked before, by the object rules) falls on a frame they walk or run."""
     for k, s in enumerate(track):
         if s.interpolated:

@@ -1,4 +1,4 @@
-"""Actions with an object, read from one person and one object on one frame: holding, swinging,
+"""Actions with an object, read from a person and an object on one frame: holding, swinging,
 using a phone, drinking, eating, riding. (Carrying is holding while walking: the body rules add
 it; throwing follows a ball over frames: the between-people rules read it with passing.)"""
 
