@@ -4,10 +4,10 @@
 It reads the `actions` table (what tracked people do, from keypoints and objects at hand), the
 `tags` table (what an ImageNet classifier sees in the whole picture) and the whole-picture facts
 of the shots (colour or black and white, camera or animation, light, indoors or outdoors) and
-the things tracked in view, more weakly (a ball, a microwave), over the interval asked about. The statement lists who did what and when with the evidence; `typed`
-holds every term with how strongly the video shows it, so that code scores each option through
-the WordNet lexicon (`option_match`), and the model only chooses among what code cannot tell
-apart.
+the things tracked in view, more weakly (a ball, a microwave), over the interval asked about.
+The statement lists who did what and when with the evidence; `typed` holds every term with how
+strongly the video shows it, so that code scores each option through the WordNet lexicon
+(`option_match`), and the model only chooses among what code cannot tell apart.
 """
 
 from __future__ import annotations
@@ -89,11 +89,10 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
         with_whom = lexicon.terms(r["other"]) if r["other"] and r["other"] != "person" else []
         for word in {*ACTION_WORDS.get(r["action"], lexicon.terms(r["action"])), *with_whom}:
             covered[word] += seconds
-    # Shown for a tenth of the time asked about or more: as strong as evidence gets here.
-    words = {w: round(min(1.0, 0.3 + seconds / length * 7), 3) for w, seconds in covered.items()}
+    words = {w: round(_strength(seconds, length), 3) for w, seconds in covered.items()}
     for kind, seconds in _things_in_view(tables, span).items():
         for word in lexicon.terms(kind):
-            strength = round(_THING_WEIGHT * min(1.0, 0.3 + seconds / length * 7), 3)
+            strength = round(_THING_WEIGHT * _strength(seconds, length), 3)
             words[word] = max(words.get(word, 0.0), strength)
     for fact in facts:
         words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
@@ -107,6 +106,12 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
                   typed={"activities": {"words": words, "tags": shown_tags}})
+
+
+def _strength(seconds: float, length: float) -> float:
+    """How strongly something shown for `seconds` of the `length` asked about shows: shown for
+    a tenth of it or more, as strong as evidence gets here."""
+    return min(1.0, 0.3 + seconds / length * 7)
 
 
 def _things_in_view(tables: VideoTables, span: Span | None) -> dict[str, float]:
