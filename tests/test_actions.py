@@ -141,6 +141,44 @@ def test_a_hand_at_the_face_touches_it_and_a_hand_at_the_side_does_not(models):
     assert "touching the face" not in {a.action for a in actions.perceive(passing, (640, 480))}
 
 
+def test_a_person_upside_down_is_upside_down_and_one_lying_or_standing_is_not(models):
+    """The tennis player's real keypoints turned over within his box, as a handstand shows them
+    for a moment (the pose model fits an upright skeleton to the rest), are upside down; the
+    same body standing, or lying on the ground, is not."""
+    person = _person("000000005586.jpg", models)
+    pts = np.array(person.pose.keypoints, dtype=np.float32)
+    pts[:, 1] = person.box[1] + person.box[3] - pts[:, 1]
+    over = replace(person, pose=replace(person.pose, keypoints=pts))
+    frames = [(k, k * 0.2, [person if k != 3 else over]) for k in range(6)]
+    flips = [a for a in actions.perceive(frames, (640, 480)) if a.action == "upside down"]
+    assert len(flips) == 1 and flips[0].t_start == pytest.approx(0.6)
+    lying = [(k, k * 0.2, [_rotated(person, k)]) for k in range(6)]
+    standing = [(k, k * 0.2, [person]) for k in range(6)]
+    for still in (lying, standing):
+        assert "upside down" not in {a.action for a in actions.perceive(still, (640, 480))}
+
+
+def test_arms_flung_about_in_place_for_seconds_dance_and_a_burst_does_not(models):
+    """The tennis player's real keypoints with both wrists swung from side to side every fifth
+    of a second while his feet stay put: four seconds of it is dancing, a second and a half
+    (a gymnast's or a skateboarder's arms) is not."""
+    person = _person("000000005586.jpg", models)
+    pts = np.array(person.pose.keypoints, dtype=np.float32)
+    torso = abs(float(pts[kp.L_HIP, 1] - pts[kp.L_SHOULDER, 1]))
+
+    def swung(k: int) -> Detection:
+        moved = pts.copy()
+        moved[[kp.L_WRIST, kp.R_WRIST], 0] += (1 if k % 2 else -1) * 0.6 * torso
+        return replace(person, pose=replace(person.pose, keypoints=moved))
+
+    def found(moving) -> set[str]:
+        frames = [(k, k * 0.2, [swung(k) if moving(k) else person]) for k in range(25)]
+        return {a.action for a in actions.perceive(frames, (640, 480))}
+
+    assert "dancing" in found(lambda k: 2 <= k < 22)
+    assert "dancing" not in found(lambda k: 8 <= k < 15)
+
+
 def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     person = _person("000000005586.jpg", models)
     toward = replace(person, pose=replace(person.pose, facing="camera"))

@@ -36,7 +36,8 @@ ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
                 "turning round": ("turn", "turning round", "turning around"),
                 "raising arms": ("raise", "raising arms", "hands up"),
                 "using a phone": ("phone", "call", "using a phone"),
-                "passing a ball": ("pass", "ball", "passing a ball")}
+                "passing a ball": ("pass", "ball", "passing a ball"),
+                "upside down": ("upside down", "upside", "inverted")}
 # The words an option may use for a picture fact that tells something (colour footage shot
 # with a camera in daylight is what every video is, unless said otherwise).
 FACT_WORDS = {"black and white": ("black and white", "monochrome", "grayscale", "greyscale",

@@ -53,6 +53,7 @@ CAPTION_WORDS = {
                          r"lipstick|(?:talking|speaks|speaking) on (?:a|the|his|her) (?:cell ?)?phone|"
                          r"(?:hand|hands|fingers?) (?:on|to|over) (?:his|her|their) "
                          r"(?:face|mouth|chin|cheek|eyes?))\b",
+    "upside down": r"\b(?:upside[- ]down|inverted|(?:hand|head)stands?|cartwheels?|somersaults?)\b",
     "hugging": r"\b(?:hug|hugs|hugging|embrac\w+)\b",
     "hands joined": r"\b(?:holding hands|hand in hand|shak\w+ hands)\b",
     "facing each other": r"\b(?:facing each other|face each other|talking to each other|"

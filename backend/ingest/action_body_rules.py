@@ -1,6 +1,7 @@
 """Actions of the body alone, read from a person's sightings over time: standing, walking,
 running, sitting, lying, bending, jumping, falling, turning round, raising arms, waving,
-punching, climbing, dancing, touching the face (and carrying, holding while walking)."""
+punching, climbing, dancing, touching the face, upside down (and carrying, holding while
+walking)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,8 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             mark(pid, "dancing", s.t, "limbs moving fast around a body that stays in place")
         if _at_face(s):
             mark(pid, "touching the face", s.t, "a hand at the face")
+        if _upside_down(s):
+            mark(pid, "upside down", s.t, "hips above the shoulders and feet above the hips")
     walked = set(support[(pid, "walking", None)].times) | set(support[(pid, "running", None)].times)
     for (who, action, other), held in list(support.items()):
         if who == pid and action == "holding" and other is not None:
@@ -105,6 +108,19 @@ def _at_face(s: Seen) -> bool:
     else:  # a face in profile: a head is about 0.4 of a torso's length
         head = 0.4 * s.torso
     return head >= 4 and any(dist(w, nose) <= FACE_HAND * head for w in s.wrists())
+
+
+def _upside_down(s: Seen) -> bool:
+    """Hips above the shoulders by half a torso and the feet (or knees) above the hips: a
+    handstand, a headstand, a cartwheel or a dive's turn. Lying down keeps them level, and
+    bending keeps the feet below."""
+    shoulders = s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
+    hips = s.mid(kp_index.L_HIP, kp_index.R_HIP)
+    legs = s.mid(kp_index.L_ANKLE, kp_index.R_ANKLE)
+    legs = legs if legs is not None else s.mid(kp_index.L_KNEE, kp_index.R_KNEE)
+    if shoulders is None or hips is None or legs is None:
+        return False
+    return shoulders[1] - hips[1] >= 0.5 * s.torso and legs[1] < hips[1]
 
 
 def _waving(track: Track, k: int) -> bool:
