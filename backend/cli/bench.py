@@ -80,6 +80,10 @@ def stage_table(columns: list[tuple[str, dict]]) -> str:
             share = f["budget"][stage] / f["total_s"] if f["total_s"] else 0.0
             cells.append(f"{f['budget'][stage]:.1f} s {share:>4.0%}")
         lines.append(stage.ljust(12) + "".join(f"{c:>{width}}" for c in cells))
+    # Overlapped with the person tracker: their own seconds, in no share of the total.
+    for stage in columns[0][1].get("beside", {}):
+        lines.append(f"({stage})".ljust(12) + "".join(
+            f"{f.get('beside', {}).get(stage, 0.0):.1f} s     ".rjust(width) for _, f in columns))
     for label, shown in (("total", lambda f: f"{f['total_s']:.1f} s"),
                          ("video", lambda f: f"{f['duration_s']:.1f} s"),
                          ("realtime", lambda f: f"{f['realtime_factor']:.2f}x"),

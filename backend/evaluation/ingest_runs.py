@@ -114,6 +114,7 @@ def _figures(run: dict) -> dict:
             "realtime_factor": round(run["duration"] / total, 3),
             "peak_rss_mb": round(run["peak_rss_mb"], 1), "cpu_s": round(run["cpu_s"], 1),
             "stage_seconds": run["seconds"], "budget": stage_budget(run["seconds"]),
+            "beside": {name: round(run["seconds"].get(key, 0.0), 2) for name, key in BESIDE.items()},
             "counts": run["counts"]}
 
 
@@ -122,8 +123,13 @@ def _figures(run: dict) -> dict:
 BUDGET = {"decode": ("frames.decode",), "people": ("frames.track", "frames.pose"),
           "objects": ("frames.objects",), "moving": ("frames.motion",), "tags": ("frames.tags",),
           "text": ("frames.ocr",), "captions": ("frames.caption",), "actions": ("actions",),
-          "speech": ("speech",), "scenes": ("frames.scenes", "scenes"),
+          "speech": ("speech",), "scenes": ("scenes",),
           "memory": ("describe", "graph", "embed"), "models": ("models",)}
+
+
+# Work that runs on a thread beside the person tracker (`frame_pass.scan`): the budget counts
+# only the frame pass's wait for it ("moving"); its own seconds are shown apart.
+BESIDE = {"moving": "frames.beside.motion", "scenes": "frames.beside.scenes"}
 
 
 def stage_budget(seconds: dict[str, float]) -> dict[str, float]:

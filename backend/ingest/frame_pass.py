@@ -8,7 +8,7 @@ import itertools
 import logging
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -99,8 +99,13 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     exits = ExitSplitter((meta.width, meta.height), fresh_from=objects.MOTION_IDS // 2)
     picture = PictureSpan()
     # The object detector runs beside the person tracker: each is one ONNX Runtime session that
-    # releases the GIL, and one after the other they left a core idle half the time.
+    # releases the GIL, and one after the other they left a core idle half the time. The
+    # frame's look and its moving things (OpenCV, also GIL-free) run on a thread of their own,
+    # in frame order: a frame waits for its moving things until the next frame's people are
+    # tracked, off the person tracker's path.
     beside = ThreadPoolExecutor(max_workers=1) if things is not None else None
+    aside = ThreadPoolExecutor(max_workers=1)
+    held: _Held | None = None
     try:
         for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
             thumb = _grey_thumb(frame)  # one coarse picture for every "has it changed?" below
@@ -115,18 +120,11 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 detections = _with_poses(poser, frame, detections)
                 evidence.seconds["pose"] += time.perf_counter() - mark
                 next_pose = t + settings.pose_interval
-            mark = time.perf_counter()
-            analyser.add(index, t, frame)
-            evidence.seconds["scenes"] += time.perf_counter() - mark
-            if motion is not None:
-                mark = time.perf_counter()
-                # Where the whole picture moved, so did the camera: nothing stands still to subtract.
-                moving = motion.track(frame, people=[d.box for d in detections],
-                                      camera_moved=analyser.camera_moved)
-                # Their own id range: clean_tracks renumbers everything together afterwards.
-                detections = detections + [replace(d, track_id=d.track_id + objects.MOTION_IDS)
-                                           for d in moving]
-                evidence.seconds["motion"] += time.perf_counter() - mark
+            looked = aside.submit(_look, analyser, motion, index, t, frame,
+                                  [d.box for d in detections], evidence.seconds)
+            if held is not None:
+                held.finish(evidence)
+            seen = []
             if things is not None:
                 mark = time.perf_counter()  # what the objects cost beyond the people: the wait
                 if pending is not None:
@@ -134,14 +132,14 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                             for d in pending.result()]
                     last_objects = (t, thumb, seen)
                     evidence.objects_frames += 1
-                detections = detections + last_objects[2]
+                seen = last_objects[2]
                 evidence.seconds["objects"] += time.perf_counter() - mark
-            evidence.frames.append((index, t, detections))
             picture.add(frame)
             gains = colours.white_patch(frame)
-            for d in detections:
+            for d in detections + seen:
                 if (measured := _colours(frame, d, gains)) is not None:
                     evidence.colours[d.track_id].append(measured)
+            held = _Held(index, t, frame, detections, seen, gains, looked)
 
             if reader is not None and t >= next_ocr:
                 if last_ocr_thumb is None or _largest_change(thumb, last_ocr_thumb) >= settings.ocr_change_threshold:
@@ -174,9 +172,12 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 evidence.seconds["tags"] += time.perf_counter() - mark
                 last_tagged = (t, thumb)
             progress("frames", n + 1, len(indices))
+        if held is not None:
+            held.finish(evidence)
     finally:
         if beside is not None:
             beside.shutdown()
+        aside.shutdown()
     if motion is not None and motion.camera_moving:
         # Background subtraction sees the whole frame move: its blobs are no objects.
         evidence.frames = [(i, t, [d for d in dets if not objects.is_moving(d)])
@@ -189,6 +190,47 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     evidence.looks, evidence.cuts = analyser.looks, analyser.cuts
     evidence.picture = picture.span()
     return evidence
+
+
+def _look(analyser, motion, index: int, t: float, frame: np.ndarray,
+          people: list[tuple[float, float, float, float]],
+          seconds: dict[str, float]) -> list[Detection]:
+    """The frame's look (cuts, the camera's own motion) and then its moving things, which need
+    to know whether the camera moved into this frame. Their seconds are kept apart from the
+    stage budget's: they run beside the person tracker, and only the wait for them counts."""
+    mark = time.perf_counter()
+    analyser.add(index, t, frame)
+    seconds["beside.scenes"] += time.perf_counter() - mark
+    if motion is None:
+        return []
+    mark = time.perf_counter()
+    # Where the whole picture moved, so did the camera: nothing stands still to subtract.
+    moving = motion.track(frame, people=people, camera_moved=analyser.camera_moved)
+    seconds["beside.motion"] += time.perf_counter() - mark
+    # Their own id range: clean_tracks renumbers everything together afterwards.
+    return [replace(d, track_id=d.track_id + objects.MOTION_IDS) for d in moving]
+
+
+@dataclass
+class _Held:
+    """A frame whose people and objects are read, waiting for its moving things."""
+
+    index: int
+    t: float
+    frame: np.ndarray
+    people: list[Detection]
+    things: list[Detection]
+    gains: np.ndarray
+    looked: Future
+
+    def finish(self, evidence: FrameEvidence) -> None:
+        mark = time.perf_counter()
+        moving = self.looked.result()
+        evidence.seconds["motion"] += time.perf_counter() - mark
+        for d in moving:
+            if (measured := _colours(self.frame, d, self.gains)) is not None:
+                evidence.colours[d.track_id].append(measured)
+        evidence.frames.append((self.index, self.t, self.people + moving + self.things))
 
 
 def _timed(frames: Iterator[T], seconds: dict[str, float]) -> Iterator[T]:
