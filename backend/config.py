@@ -360,8 +360,9 @@ class Settings:
     ingest_threads: int = _setting(
         "MEMORYREEL_INGEST_THREADS", 0, int,
         "CPU threads an ingest's models use (PyTorch, ONNX Runtime, OCR, speech); 0 = each "
-        "model's own default (all cores for the detectors). `ingest --workers N` gives each "
-        "worker process cores // N unless this is set.")
+        "model's own default (half the cores each for the person and object detectors, which "
+        "run side by side; all of them for a person detector alone). `ingest --workers N` gives "
+        "each worker process cores // N unless this is set.")
     ray_address: str = _setting(
         "MEMORYREEL_RAY_ADDRESS", "", str,
         "Ray cluster a batch ingest runs its videos on, as ray.init takes it: ray://HOST:10001, "

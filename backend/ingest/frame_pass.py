@@ -25,7 +25,8 @@ from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import CROWD, ExitSplitter, Frame
 from models.errors import ModelError
 from models.llm import LLMError
-from models.protocols import Captioner, FrameTagger, KindsTracker, ObjectTracker, PoseModel
+from models.protocols import (Captioner, FrameTagger, KindsTracker, MovingObjectTracker,
+                              ObjectTracker, PoseModel, SceneModel)
 from models.types import Detection, FrameLook, TextItem
 
 log = logging.getLogger(__name__)
@@ -128,9 +129,9 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             if things is not None:
                 mark = time.perf_counter()  # what the objects cost beyond the people: the wait
                 if pending is not None:
-                    seen = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
-                            for d in pending.result()]
-                    last_objects = (t, thumb, seen)
+                    found = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+                             for d in pending.result()]
+                    last_objects = (t, thumb, found)
                     evidence.objects_frames += 1
                 seen = last_objects[2]
                 evidence.seconds["objects"] += time.perf_counter() - mark
@@ -192,8 +193,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     return evidence
 
 
-def _look(analyser, motion, index: int, t: float, frame: np.ndarray,
-          people: list[tuple[float, float, float, float]],
+def _look(analyser: SceneModel, motion: MovingObjectTracker | None, index: int, t: float,
+          frame: np.ndarray, people: list[tuple[float, float, float, float]],
           seconds: dict[str, float]) -> list[Detection]:
     """The frame's look (cuts, the camera's own motion) and then its moving things, which need
     to know whether the camera moved into this frame. Their seconds are kept apart from the
