@@ -221,6 +221,14 @@ def test_an_activity_option_is_matched_through_wordnet_not_its_letters():
     walked = {"activities": {"words": {"walking": 1.0}, "tags": {}}}
     decision = option_match.decide(walked, ["playing football", "swimming"])
     assert decision is None  # 'walk' is a kind of 'play' only in baseball
+    # A moment upside down, as the activity query words it: a handstand is "... in an upside
+    # down position"; talking and a head massage are not.
+    from backend.agent.activity_queries import ACTION_WORDS
+
+    flipped = {"activities": {"words": dict.fromkeys(ACTION_WORDS["upside down"], 0.84),
+                              "tags": {}}}
+    decision = option_match.decide(flipped, ["head massage", "handstand", "talking"])
+    assert decision.chosen == 1, decision.explanation
 
 
 @pytest.mark.parametrize("question, options, route", [
