@@ -73,6 +73,7 @@ def test_memory_list_on_a_fresh_home_writes_nothing(home):
     (["ask", "0123456789abcdef", "q", "--n", "-2"], "from 1 to 6, not -2"),
     (["ask", "0123456789abcdef", "q", "--n", "1000"], "from 1 to 6, not 1000"),
     (["eval", "questions.csv", "--n", "7"], "from 1 to 6, not 7"),
+    (["bench", "ingest", "clip.mp4", "--warm", "--vary", "TRACK_FPS=4,5"], "give no --vary"),
     # A prefix of an option is not that option.
     (["ask", "0123456789abcdef", "q", "--opt", "a|b"], "unrecognized arguments: --opt"),
 ])

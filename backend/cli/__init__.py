@@ -355,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--join", type=float, default=0.0, metavar="MINUTES",
                    help="set PATH's peak RSS against the shared clips beside it joined into one "
                         "video this long (e.g. 30) instead of PATH repeated")
+    b.add_argument("--warm", action="store_true",
+                   help="and PATH once more in a process whose models another video loaded: "
+                        "what the app's every upload after its first costs")
     b.set_defaults(run=bench_ingest, render=print_ingest_bench)
     qa = _Parser(add_help=False)
     qa.add_argument("--questions", default=str(SHARED / "eval" / "dev-qa.csv"))

@@ -31,8 +31,11 @@ def bench_ingest(args, settings) -> dict:
     if args.workers or args.ray:
         return bench.batch_bench(Path(args.path), _counts(args.workers or "1"), ray=args.ray,
                                  progress=say)
+    if args.warm and vary:
+        raise UsageError("--warm adds a column to PATH's own run: give no --vary.")
     return bench.ingest_bench(Path(args.path), settings, repeat=args.repeat, vary=vary,
-                              rounds=args.rounds, join_minutes=args.join, progress=say)
+                              rounds=args.rounds, join_minutes=args.join, warm=args.warm,
+                              progress=say)
 
 
 def _counts(text: str) -> list[int]:
@@ -64,6 +67,8 @@ def print_ingest_bench(payload: dict) -> None:
         print(f"{payload['video']} and {payload['long']}; {m['cpus']} cores, load "
               f"{m['load_average']}")
         columns = [(payload["video"], payload["x1"]), (payload["long"], payload[payload["long"]])]
+        if "warm" in payload:
+            columns.append(("models loaded", payload["warm"]))
     print(stage_table(columns))
     if "peak_rss_ratio" in payload:
         print(f"peak RSS {payload['long']} / {payload['video']}: {payload['peak_rss_ratio']}")

@@ -4,10 +4,12 @@ run, never asserted.
 `bench ingest PATH`: ingests PATH and the same video repeated N times (stream-copied into one
 file), or with `--join MINUTES` the shared clips joined into one video that long, into throwaway
 libraries, each in a fresh process so peak RSS is that ingest's own. Each run's seconds are
-grouped into the stage budget (`stage_budget`: decode, people, objects ...). With
-`--vary VARIABLE=A,B` it ingests PATH once per value of that setting instead, side by side in one
-run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy machine. Each run
-also reports its CPU seconds, which other processes' load changes far less than wall time.
+grouped into the stage budget (`stage_budget`: decode, people, objects ...). With `--warm`,
+PATH is also ingested after another video in one process, its models loaded, as the app's
+uploads after its first are. With `--vary VARIABLE=A,B` it ingests PATH once per value of that
+setting instead, side by side in one run (alternating, `--rounds` times), to compare e.g.
+detector runtimes on a busy machine. Each run also reports its CPU seconds, which other
+processes' load changes far less than wall time.
 `bench ingest FOLDER --workers 1,2 [--ray local]`: the whole folder ingested by a batch run
 (`ingest FOLDER --workers N`) once per worker count, and through a local Ray instance, each in a
 fresh process and an empty library: wall seconds, realtime factor (video seconds ingested per
@@ -93,15 +95,23 @@ def _resampled(source: Path, fps: float):
                 shown += 1
 
 
-def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None) -> dict:
+def _run_child(path: Path, home: Path, overrides: dict[str, str] | None = None,
+               warm_up: Path | None = None) -> dict:
+    """`path` ingested in a fresh process; with `warm_up`, after that video, by the same models
+    (the app keeps its models between uploads), and its CPU seconds counted from then."""
     env = dict(os.environ, MEMORYREEL_HOME=str(home), **(overrides or {}))
     code = ("import json, resource, sys; from pathlib import Path; from backend import config; "
-            "from backend.ingest.pipeline import ingest; "
-            "r = ingest(Path(sys.argv[1]), config.load()).as_dict(); "
+            "from backend.factory import ModelSet; from backend.ingest.pipeline import ingest; "
+            "s = config.load(); m = ModelSet(s); "
+            "w = sys.argv[2:] and ingest(Path(sys.argv[2]), s, models=m); "
+            "u0 = resource.getrusage(resource.RUSAGE_SELF); "
+            "r = ingest(Path(sys.argv[1]), s, models=m).as_dict(); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
-            "r['peak_rss_mb'] = u.ru_maxrss / 1024; r['cpu_s'] = u.ru_utime + u.ru_stime; "
+            "r['peak_rss_mb'] = u.ru_maxrss / 1024; "
+            "r['cpu_s'] = u.ru_utime + u.ru_stime - (u0.ru_utime + u0.ru_stime if w else 0); "
             "print(json.dumps(r))")
-    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code, str(path),
+                           *([str(warm_up)] if warm_up else [])], env=env, capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parents[2])
     if done.returncode != 0:
         raise RuntimeError(f"bench ingest of {path.name} failed:\n{done.stderr[-2000:]}")
@@ -143,7 +153,8 @@ def stage_budget(seconds: dict[str, float]) -> dict[str, float]:
 
 def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
                  vary: tuple[str, list[str]] | None = None, rounds: int = 1,
-                 join_minutes: float = 0.0, progress=lambda line: None) -> dict:
+                 join_minutes: float = 0.0, warm: bool = False,
+                 progress=lambda line: None) -> dict:
     if vary:
         return _compare_ingest(path, settings, *vary, rounds=rounds, progress=progress)
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
@@ -152,11 +163,19 @@ def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
         single = _figures(_run_child(path, tmp / "home-1x"))
         progress(f"{path.name}: {single['total_s']} s, {single['realtime_factor']}x realtime")
         longer = _figures(_run_child(long_video, tmp / "home-long"))
+        warmed = {}
+        if warm:
+            # Another file of the same picture (a stream copy), so it is ingested, not found.
+            other = tmp / f"{path.stem}-warm-up{path.suffix}"
+            concat_copies(path, other, 1)
+            warmed = {"warm": _figures(_run_child(path, tmp / "home-warm", warm_up=other))}
+            progress(f"{path.name} with its models loaded: {warmed['warm']['total_s']} s, "
+                     f"{warmed['warm']['realtime_factor']}x realtime")
     return {
         "video": path.name, "machine": _machine(),
         "settings": {"track_fps": settings.track_fps, "detector_imgsz": settings.detector_imgsz,
                      "ocr_interval": settings.ocr_interval},
-        "x1": single, label: longer, "long": label,
+        "x1": single, label: longer, "long": label, **warmed,
         "peak_rss_ratio": round(longer["peak_rss_mb"] / single["peak_rss_mb"], 3),
     }
 
