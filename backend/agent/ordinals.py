@@ -4,8 +4,9 @@ nearest to or farthest from the camera.
 A question about one of several, picked by its place, was answered for all of them together:
 the way most of them went, not the way that one went. Here code finds that one: on the sampled
 frame where the most of the kind are in view at once (within the time the question names, if
-any), the one furthest left, right, nearest (tallest box) or farthest (shortest box). A group is what a viewer calls the leftmost one of; a lone walker crossing the
-picture is leftmost only at its start.
+any), the one furthest left, right, nearest (tallest box) or farthest (shortest box). A group
+is what a viewer calls the leftmost one of; a lone walker crossing the picture is leftmost only
+at its start.
 """
 
 from __future__ import annotations

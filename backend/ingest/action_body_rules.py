@@ -111,9 +111,9 @@ def _at_face(s: Seen) -> bool:
 
 
 def _upside_down(s: Seen) -> bool:
-    """Hips above the shoulders by half a torso and the feet (or knees) above the hips: a
-    handstand, a headstand, a cartwheel or a dive's turn. Lying down keeps them level, and
-    bending keeps the feet below."""
+    """Hips above the shoulders by half a torso and the feet (or knees) above the hips: the
+    body inverted, its weight on the hands or the head or turning over. Lying down keeps them
+    level, and bending keeps the feet below."""
     shoulders = s.mid(kp_index.L_SHOULDER, kp_index.R_SHOULDER)
     hips = s.mid(kp_index.L_HIP, kp_index.R_HIP)
     legs = s.mid(kp_index.L_ANKLE, kp_index.R_ANKLE)

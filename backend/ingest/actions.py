@@ -12,7 +12,7 @@ stated in docs/PERCEPTION.md ("Actions") and its precision measured by `bench ac
   an extended arm at shoulder height); climbing (rising steadily without getting smaller);
   dancing (limbs moving fast around a body that stays put); touching the face (a hand at the face
   for a second: make-up, shaving, wiping, a chin on a hand); upside down (hips over the
-  shoulders, feet over the hips: a handstand, a headstand, a cartwheel);
+  shoulders, feet over the hips: the body inverted, for a moment at least);
 - with objects: holding (a wrist on the object's box), carrying (holding while walking), riding
   (hips over a bicycle, motorbike, horse or skateboard, seated or feet off the ground), drinking
   and eating (a held cup or food raised to the face), using a phone, swinging (a bat or racket
@@ -57,17 +57,16 @@ ACTIONS = BODY + WITH_OBJECTS + BETWEEN_PEOPLE
 
 # Events last a moment: one supporting frame is an interval. States need two (or the whole
 # track, for a still image).
-# Upside down is one too: the pose model fits an upright skeleton to most frames of a handstand
-# (it learnt people standing), so a moment is all it shows of one.
+# Upside down is one too: the pose model fits an upright skeleton to most frames of an inverted
+# body (it learnt people standing), so a moment is all it shows of one.
 EVENTS = {"jumping", "falling", "turning round", "punching", "throwing", "passing a ball",
           "upside down"}
 
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
-# States that a moment says nothing of: a wrist swung past the face in a punch or a throw is at
-# it for a frame or two, and a gymnast's or a skateboarder's arms fly about for a second.
-# Chosen on the tuning half of the labelled clips (0.6 s kept a pistol shooter's aim as touching
-# the face; dancing under 2 s was a handstand and a skateboard trick there, and was stated on
-# nothing else); a single image is still read as it is.
+# States that a moment says nothing of: a wrist swung past the face in a strike, an aim or a
+# throw is at it for a frame or two, and arms fly about for a second in many sports. Chosen on
+# the tuning half of the labelled action clips (docs/PERCEPTION.md): the shorter runs there were
+# never what the clip's label said; a single image is still read as it is.
 LASTS = {"touching the face": 1.0, "dancing": 2.0}
 
 

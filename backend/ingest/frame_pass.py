@@ -104,15 +104,14 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     # frame's look and its moving things (OpenCV, also GIL-free) run on a thread of their own,
     # in frame order: a frame waits for its moving things until the next frame's people are
     # tracked, off the person tracker's path.
-    beside = ThreadPoolExecutor(max_workers=1) if things is not None else None
-    aside = ThreadPoolExecutor(max_workers=1)
+    objects_pool = ThreadPoolExecutor(max_workers=1) if things is not None else None
+    looks_pool = ThreadPoolExecutor(max_workers=1)
     held: _Held | None = None
     try:
         for n, (index, t, frame) in enumerate(itertools.chain(first, sampled)):
             thumb = _grey_thumb(frame)  # one coarse picture for every "has it changed?" below
-            pending = beside.submit(things.track, frame) \
-                if beside is not None and _changed(t, thumb, last_objects, settings.objects_change) \
-                else None
+            pending = objects_pool.submit(things.track, frame) if objects_pool is not None \
+                and _changed(t, thumb, last_objects, settings.objects_change) else None
             mark = time.perf_counter()
             detections = exits(t, tracker.track(frame))
             evidence.seconds["track"] += time.perf_counter() - mark
@@ -121,7 +120,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 detections = _with_poses(poser, frame, detections)
                 evidence.seconds["pose"] += time.perf_counter() - mark
                 next_pose = t + settings.pose_interval
-            looked = aside.submit(_look, analyser, motion, index, t, frame,
+            looked = looks_pool.submit(_look, analyser, motion, index, t, frame,
                                   [d.box for d in detections], evidence.seconds)
             if held is not None:
                 held.finish(evidence)
@@ -176,9 +175,9 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
         if held is not None:
             held.finish(evidence)
     finally:
-        if beside is not None:
-            beside.shutdown()
-        aside.shutdown()
+        if objects_pool is not None:
+            objects_pool.shutdown()
+        looks_pool.shutdown()
     if motion is not None and motion.camera_moving:
         # Background subtraction sees the whole frame move: its blobs are no objects.
         evidence.frames = [(i, t, [d for d in dets if not objects.is_moving(d)])
