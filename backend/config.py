@@ -51,6 +51,7 @@ def _env(name: str, default, cast=str, environ: Mapping[str, str] = os.environ):
 _POSITIVE = {"MEMORYREEL_MAX_UPLOAD_MB", "MEMORYREEL_TRACK_FPS",
              "MEMORYREEL_SEGMENT_SECONDS", "MEMORYREEL_OCR_INTERVAL",
              "MEMORYREEL_POSE_INTERVAL", "MEMORYREEL_DETECTOR_IMGSZ", "MEMORYREEL_DETECTOR_MAX_IMGSZ",
+             "MEMORYREEL_DETECTOR_MIN_IMGSZ",
              "MEMORYREEL_LLM_TIMEOUT", "MEMORYREEL_MAX_STEPS", "MEMORYREEL_MAX_LLM_CALLS",
              "MEMORYREEL_MAX_ANSWER_SECONDS", "MEMORYREEL_VECTOR_INDEX_ROWS",
              "MEMORYREEL_SQL_TIMEOUT", "MEMORYREEL_SQL_MAX_ROWS", "MEMORYREEL_CAPTION_INTERVAL",
@@ -145,9 +146,15 @@ class Settings:
     detector_max_imgsz: int = _setting(
         "MEMORYREEL_DETECTOR_MAX_IMGSZ", 1280, int,
         "Largest detector input size for a video whose people are small: the first 0.6 s's "
-        "people, looked for at this size, set the video's size (from MEMORYREEL_DETECTOR_IMGSZ "
-        "up to this) so the smaller of them are about 128 px tall in the detector's input; equal "
-        "to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
+        "people (where it shows nobody, those on four frames spread through the video), looked "
+        "for at this size, set the video's size (from MEMORYREEL_DETECTOR_IMGSZ up to this) so "
+        "the smaller of them are about 128 px tall in the detector's input; equal to "
+        "MEMORYREEL_DETECTOR_IMGSZ turns it off.")
+    detector_min_imgsz: int = _setting(
+        "MEMORYREEL_DETECTOR_MIN_IMGSZ", 320, int,
+        "Smallest detector input size for a video whose people are large: its smaller people, "
+        "found as for MEMORYREEL_DETECTOR_MAX_IMGSZ, stay about 192 px tall in the detector's "
+        "input; equal to MEMORYREEL_DETECTOR_IMGSZ turns it off.")
     crowd_detector: str = _setting(
         "MEMORYREEL_CROWD_DETECTOR", "yolo11n", str,
         "The person detector for crowds: a video whose first 0.6 s, or one of four frames spread "

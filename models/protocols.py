@@ -9,6 +9,7 @@ captioner's interfaces live with their adapters (`models.llm.ChatModel`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -31,8 +32,10 @@ class ObjectTracker(Protocol):
 
     def track(self, frame_rgb: np.ndarray) -> list[Detection]: ...
 
-    def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
-        """Choose the input size (at most `largest`) for this video from its first frames."""
+    def fit(self, frames_rgb: list[np.ndarray], largest: int, smallest: int,
+            later: Callable[[], list[np.ndarray]] | None = None) -> int:
+        """Choose the input size (`smallest` to `largest`) for this video from its first
+        frames, or the frames `later` gives where those show nobody."""
 
     def most_people(self, frames_rgb: list[np.ndarray], imgsz: int) -> int:
         """The most people it finds at once on these frames (whether a video opens on a crowd)."""

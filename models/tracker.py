@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for the network
@@ -51,6 +52,11 @@ NMS_IOU = 0.5
 # footage variants (TUD-Campus at 0.35x, TUD-Stadtmitte at 0.5x; `bench tracking --variants`,
 # docs/PERCEPTION.md): 96 left Stadtmitte at 0.5x on 640 px, 0.89 people off per frame; 128, 0.44.
 TARGET_PERSON_PX = 128
+# A video of large people gets a smaller input only where its smaller people stay this tall in
+# it: at 128 px TUD-Campus (people about 156 px of 640, the reporting half) lost 9 % MOTA and
+# 3 % precision (`bench tracking --vary MEMORYREEL_DETECTOR_MIN_IMGSZ=320`); at 192 px none of the
+# eight scenes shrinks, and the keypoints the actions read stay as fine as they were tuned on.
+SHRINK_PERSON_PX = 192
 # The probe looks for people with a stricter score than tracking: a size chosen from a phantom
 # would cost compute on every frame.
 _PROBE_CONF = 0.4
@@ -163,21 +169,38 @@ class Tracker:
                 for t in tracker.tracked_stracks
                 if not t.is_activated and t.start_frame == tracker.frame_id]
 
-    def fit(self, frames_rgb: list[np.ndarray], largest: int) -> int:
-        """Choose this video's input size from the people on its first frames (see
+    def fit(self, frames_rgb: list[np.ndarray], largest: int, smallest: int,
+            later: Callable[[], list[np.ndarray]] | None = None) -> int:
+        """Choose this video's input size, from `smallest` to `largest`, from the people on
+        these frames, or where they show nobody on the frames `later` gives (see
         `input_size`), by a predictor of its own, so the tracker's state is untouched. People
-        who are large enough at the base size settle it cheaply; otherwise they are looked for
-        at `largest`, where small ones are found. Kept until `reset`."""
+        on these frames who are large enough at the base size settle it cheaply; otherwise
+        they are looked for at `largest`, where small ones are found. Kept until `reset`."""
         self.imgsz = self.base_imgsz
-        if largest <= self.base_imgsz or not frames_rgb or not self._resizable:
+        if (largest <= self.base_imgsz and smallest >= self.base_imgsz) or not frames_rgb \
+                or not self._resizable:
             return self.imgsz
-        long_side = max(frames_rgb[0].shape[:2])
-        heights = _flat(self._people_heights(frames_rgb, self.base_imgsz))
-        if not heights or input_size(heights, long_side, self.base_imgsz, largest) > self.base_imgsz:
-            heights = _flat(self._people_heights(frames_rgb, largest))
-        self.imgsz = input_size(heights, long_side, self.base_imgsz, largest)
+        heights = self._heights_to_fit(frames_rgb, largest)
+        if not heights and later is not None:
+            # Looked for at the base size only: the large people who come later are what these
+            # frames are for, and the larger probe would double their cost on videos of nobody.
+            frames_rgb = later()
+            heights = _flat(self._people_heights(frames_rgb, self.base_imgsz)) if frames_rgb else []
+        if heights:
+            self.imgsz = input_size(heights, max(frames_rgb[0].shape[:2]), self.base_imgsz,
+                                    largest, smallest)
         self._drop_prober()
         return self.imgsz
+
+    def _heights_to_fit(self, frames_rgb: list[np.ndarray], largest: int) -> list[float]:
+        """The people's heights to size the input by: looked for at the base size, and again at
+        `largest` where nobody or someone small was found."""
+        long_side = max(frames_rgb[0].shape[:2])
+        heights = _flat(self._people_heights(frames_rgb, self.base_imgsz))
+        if largest > self.base_imgsz and (
+                not heights or input_size(heights, long_side, self.base_imgsz, largest) > self.base_imgsz):
+            heights = _flat(self._people_heights(frames_rgb, largest))
+        return heights
 
     def most_people(self, frames_rgb: list[np.ndarray], imgsz: int) -> int:
         """The most people this detector finds at once on these frames, at input size `imgsz`
@@ -228,15 +251,20 @@ def _flat(per_frame: list[list[float]]) -> list[float]:
     return [h for frame in per_frame for h in frame]
 
 
-def input_size(heights: list[float], long_side: int, base: int, largest: int) -> int:
-    """The detector input size (a multiple of 32 from `base` to `largest`) at which the smaller
-    people seen, the lower quartile of `heights` in source pixels, are `TARGET_PERSON_PX` tall
-    in the detector's input. With nobody seen, `base`."""
+def input_size(heights: list[float], long_side: int, base: int, largest: int,
+               smallest: int | None = None) -> int:
+    """The detector input size (a multiple of 32 from `smallest` to `largest`) for people of
+    these `heights` in source pixels. The smaller people seen, the lower quartile, decide:
+    larger than `base` where it brings them to `TARGET_PERSON_PX`, smaller where they stay
+    `SHRINK_PERSON_PX` tall. With nobody seen, `base`."""
     if not heights:
         return base
-    small = float(np.percentile(heights, 25))
-    wanted = long_side * TARGET_PERSON_PX / max(small, 1.0)
-    return int(min(largest, max(base, 32 * np.ceil(wanted / 32))))
+    small = max(float(np.percentile(heights, 25)), 1.0)
+    grown = 32 * np.ceil(long_side * TARGET_PERSON_PX / small / 32)
+    if grown > base:
+        return int(min(largest, grown))
+    shrunk = 32 * np.ceil(long_side * SHRINK_PERSON_PX / small / 32)
+    return int(max(min(smallest or base, base), min(base, shrunk)))
 
 
 def _with_thresholds(config: Path, thresholds: dict[str, float]) -> Path:

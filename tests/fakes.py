@@ -94,7 +94,7 @@ class FakeTracker:
     def reset(self) -> None:
         self.frames = 0
 
-    def fit(self, frames: list[np.ndarray], largest: int) -> int:
+    def fit(self, frames: list[np.ndarray], largest: int, smallest: int, later=None) -> int:
         return 640
 
     def most_people(self, frames: list[np.ndarray], imgsz: int) -> int:

@@ -413,11 +413,36 @@ def test_auto_falls_back_to_torch_and_onnx_says_why(caplog):
 
 @pytest.mark.parametrize("heights, long_side, expected", [
     ([], 640, 640),                      # nobody seen: the base size
-    ([240.0, 250.0, 200.0], 640, 640),   # large people: the base size already
+    ([150.0, 160.0, 170.0], 640, 640),   # as on TUD-Campus: 192 px tall only at 640 or more
+    ([240.0, 250.0, 200.0], 640, 576),   # 220 px of 640 -> 192 px at 559, rounded up to 32
     ([100.0] * 4, 768, 992),             # 100 px of 768 -> 128 px at 983, rounded up to 32
     ([40.0, 45.0, 50.0, 300.0], 640, 1280),  # the smaller ones decide, up to the largest
+    ([364.0] * 4, 768, 416),             # 364 px of 768 -> 192 px at 405, rounded up to 32
+    ([600.0, 620.0, 640.0], 640, 320),   # down to the smallest, no further
 ])
 def test_the_input_size_brings_the_smaller_people_to_the_target_height(heights, long_side,
                                                                        expected):
     from models.tracker import input_size
-    assert input_size(heights, long_side, base=640, largest=1280) == expected
+    assert input_size(heights, long_side, base=640, largest=1280, smallest=320) == expected
+
+
+def test_a_video_that_opens_on_nobody_is_sized_by_the_people_it_shows_later(detector_cache):
+    # The one-by-one clip opens on an empty corridor; the people who walk through later fill
+    # most of its height, so the detector needs less than its base size to find them.
+    from backend.ingest import decode
+
+    video = SHARED / "videos" / "intel_one-by-one-person-detection.mp4"
+    meta = decode.probe(video)
+    indices = decode.sample_indices(meta, FPS)
+    opening = list(decode.frames_at(video, meta, indices[:3]).values())
+    later = decode.spread_frames(video, meta, indices, 4)
+    tracker = _tracker("onnx", detector_cache)
+    assert tracker.fit(opening, 1280, 320) == 640                  # nobody to size by
+    size = tracker.fit(opening, 1280, 320, later=lambda: later)
+    assert 320 <= size < 640
+    # At that size the detector still finds everyone it finds at 640 on those frames.
+    at_base, at_size = ([len(people) for people in tracker._people_heights(later, imgsz)]
+                        for imgsz in (640, size))
+    assert at_size == at_base and sum(at_size) >= 3
+    tracker.reset()
+    assert tracker.imgsz == 640

@@ -4,6 +4,7 @@ later stages (tracks, scenes, tables)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -64,9 +65,10 @@ class FrameEvidence:
 
 # Sampled frames (the first 0.6 s at 5 fps) whose people choose the detector's input size.
 _SIZING_FRAMES = 3
-# Frames spread through the video that are also asked whether it shows a crowd: a street
-# filmed from a bus (MOT16-13) opens on four people and passes thirty later.
-_CROWD_PROBES = 4
+# Frames spread through the video that are also asked whether it shows a crowd (a street
+# filmed from a bus, MOT16-13, opens on four people and passes thirty later) and, where the
+# opening shows nobody, how large its people are.
+_PROBES = 4
 
 
 def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: ModelSet,
@@ -85,14 +87,16 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     decoded: list[int] = []
     sampled = _timed(decode.iter_frames(source, meta, indices, decoded), evidence.seconds)
     # The detector's input size is this video's: people far from the camera need a larger one.
+    # Where the opening shows nobody, frames spread through the video are asked too.
     first = list(itertools.islice(sampled, _SIZING_FRAMES))
+    opening = [frame for _, _, frame in first]
+    spread = functools.cache(lambda: decode.spread_frames(source, meta, indices, _PROBES))
     mark = time.perf_counter()
-    tracker = _person_tracker(models, [frame for _, _, frame in first], settings,
-                              lambda: decode.spread_frames(source, meta, indices, _CROWD_PROBES))
+    tracker = _person_tracker(models, opening, settings, spread)
     tracker.reset()
     evidence.tracker = tracker.name
-    evidence.detector_imgsz = tracker.fit([frame for _, _, frame in first],
-                                          settings.detector_max_imgsz)
+    evidence.detector_imgsz = tracker.fit(opening, settings.detector_max_imgsz,
+                                          settings.detector_min_imgsz, spread)
     evidence.seconds["track"] += time.perf_counter() - mark
     # A pose detector reads everyone's keypoints with their boxes; other detectors need the pose
     # model's own pass, run on sparse frames.
