@@ -248,8 +248,20 @@ def _forms(word: str) -> set[str]:
 
 def gloss_link(word: str, evidence: str) -> float:
     """GLOSS where the definition of `word` names an evidence word itself ('skateboarding': "ride
-    on a flat board ..." names 'ride'), else 0.0."""
+    on a flat board ..." names 'ride'), else 0.0. A body part never links so: definitions name
+    the arms, hands and face an act is done with ('breaststroke': "swim with the face down"),
+    so a hand at the face would support every such act."""
+    if _is_body_part(evidence):
+        return 0.0
     return GLOSS if _forms(evidence) & _gloss_words(word) else 0.0
+
+
+@lru_cache(maxsize=1024)
+def _is_body_part(word: str) -> bool:
+    """Whether the word's commonest noun sense is a part of the body (face, hand, arm)."""
+    nouns = _wordnet().synsets(_key(word), "n")[:1]
+    part = _wordnet().synset("body_part.n.01")
+    return any(part in s.closure(lambda x: x.hypernyms()) for s in nouns)
 
 
 def gloss_tag_link(word: str, wnid: str) -> float:

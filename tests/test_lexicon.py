@@ -96,3 +96,13 @@ def test_terms_keep_multi_word_lemmas_whole():
     assert terms("A man holding a tennis racket near a hot dog") == [
         "man", "holding", "tennis racket", "near", "hot dog"]
     assert terms("drinking water") == ["drinking water", "drinking"]
+
+
+@pytest.mark.parametrize("word, evidence, score", [
+    ("skateboarding", "ride", lexicon.GLOSS),  # "ride on a flat board ..."
+    ("breaststroke", "face", 0.0),   # "swim with the face down": how, not what is seen
+    ("handshake", "hand", 0.0),      # "grasping and shaking a person's hand"
+    ("breaststroke", "swim", lexicon.GLOSS),
+])
+def test_a_definition_links_what_it_names_but_never_a_body_part(word, evidence, score):
+    assert lexicon.gloss_link(word, evidence) == score
