@@ -249,8 +249,8 @@ def _forms(word: str) -> set[str]:
 def gloss_link(word: str, evidence: str) -> float:
     """GLOSS where the definition of `word` names an evidence word itself ('skateboarding': "ride
     on a flat board ..." names 'ride'), else 0.0. A body part never links so: definitions name
-    the arms, hands and face an act is done with ('breaststroke': "swim with the face down"),
-    so a hand at the face would support every such act."""
+    the arms, hands and face an act is done with ('handshake': "grasping and shaking a
+    person's hand"), so a hand seen anywhere would support every such act."""
     if _is_body_part(evidence):
         return 0.0
     return GLOSS if _forms(evidence) & _gloss_words(word) else 0.0

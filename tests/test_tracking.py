@@ -427,7 +427,7 @@ def test_the_input_size_brings_the_smaller_people_to_the_target_height(heights, 
 
 
 def test_a_video_that_opens_on_nobody_is_sized_by_the_people_it_shows_later(detector_cache):
-    # The one-by-one clip opens on an empty corridor; the people who walk through later fill
+    # The one-by-one clip opens on an empty room; the people who walk in later fill
     # most of its height, so the detector needs less than its base size to find them.
     from backend.ingest import decode
 
