@@ -250,8 +250,9 @@ class UltralyticsDetector:
         from models import detector_onnx
 
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
-        found = self.model.predict(bgr, conf=conf, imgsz=self.imgsz, device=self.device,
-                                   verbose=False)[0].boxes
+        with detector_onnx.first_call(self.model):
+            found = self.model.predict(bgr, conf=conf, imgsz=self.imgsz, device=self.device,
+                                       verbose=False)[0].boxes
         if self._onnx is not None:
             detector_onnx.tune(self.model, self._onnx, self._threads, self._tuned)
         classes = np.array([self._coco.get(int(c), -1) for c in found.cls.cpu().numpy()], dtype=int)

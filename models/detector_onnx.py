@@ -24,12 +24,14 @@ CPU seconds for the same frames), so spinning is turned off.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import logging
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -239,6 +241,19 @@ def load(path: str, runtime: str, device: str, cache_dir, task: str | None = Non
 def runs_on(runtime: str) -> str:
     """What a detector's name says of the runtime `load` gave it."""
     return {"onnx": " (ONNX Runtime)", "onnx int8": " (ONNX Runtime INT8)"}.get(runtime, "")
+
+
+# Ultralytics reads an exported model's metadata with ast.literal_eval as its predictor is set
+# up, and CPython 3.11's AST conversion keeps one recursion counter for every thread: two
+# detectors set up at once (the frame pass's person and object trackers, on two threads) failed
+# a CI run with "SystemError: AST constructor recursion depth mismatch".
+_SETTING_UP = threading.Lock()
+
+
+def first_call(model) -> contextlib.AbstractContextManager:
+    """Hold around a call of an ultralytics `model`: its first call, which sets up the
+    predictor, runs alone; later calls take no lock."""
+    return _SETTING_UP if model.predictor is None else contextlib.nullcontext()
 
 
 def tune(model, onnx_path: Path, threads: int, tuned: list) -> None:

@@ -26,6 +26,7 @@ os.environ.setdefault("YOLO_OFFLINE", "1")  # never let ultralytics reach for th
 
 import numpy as np
 
+from models import detector_onnx
 from models.types import Pose
 from models.weights import WeightsError
 
@@ -73,7 +74,8 @@ class PoseReader:
         if not boxes:
             return []
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
-        result = self.model.predict(bgr, imgsz=self.imgsz, device=self.device, verbose=False)[0]
+        with detector_onnx.first_call(self.model):
+            result = self.model.predict(bgr, imgsz=self.imgsz, device=self.device, verbose=False)[0]
         if result.keypoints is None or len(result.boxes) == 0:
             return [None] * len(boxes)
         found = result.boxes.xyxy.cpu().numpy()

@@ -127,9 +127,11 @@ class Tracker:
     def track(self, frame_rgb: np.ndarray) -> list[Detection]:
         """Detect and track one RGB frame; boxes are (x1, y1, x2, y2) in source pixels."""
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
-        result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg, conf=self._detect_conf,
-                                  iou=self.iou, imgsz=self.imgsz, device=self.device,
-                                  classes=self._classes, verbose=False)[0]
+        with detector_onnx.first_call(self.model):
+            result = self.model.track(bgr, persist=True, tracker=self.tracker_cfg,
+                                      conf=self._detect_conf, iou=self.iou, imgsz=self.imgsz,
+                                      device=self.device, classes=self._classes,
+                                      verbose=False)[0]
         # Ultralytics' device set-up leaves torch one thread short of the cores (1 of 2 here),
         # which halves detection speed; set it back once the predictor exists.
         if self._torch.get_num_threads() != self._threads:
@@ -226,9 +228,10 @@ class Tracker:
         heights = []
         for frame in frames_rgb:
             bgr = np.ascontiguousarray(frame[..., ::-1])
-            boxes = self._prober.predict(bgr, conf=conf, iou=self.iou, imgsz=imgsz,
-                                         device=self.device, classes=self._classes,
-                                         verbose=False)[0].boxes
+            with detector_onnx.first_call(self._prober):
+                boxes = self._prober.predict(bgr, conf=conf, iou=self.iou, imgsz=imgsz,
+                                             device=self.device, classes=self._classes,
+                                             verbose=False)[0].boxes
             if self._onnx is not None:
                 self._tune_session(self._prober)
             heights.append([y2 - y1 for (_, y1, _, y2), c in zip(boxes.xyxy.tolist(), boxes.cls.tolist())

@@ -446,3 +446,27 @@ def test_a_video_that_opens_on_nobody_is_sized_by_the_people_it_shows_later(dete
     assert at_size == at_base and sum(at_size) >= 3
     tracker.reset()
     assert tracker.imgsz == 640
+
+
+def test_a_detector_sets_up_alone_while_another_thread_sets_up_its_own(detector_cache):
+    # CPython 3.11's AST conversion, which ultralytics' setup uses to read the export's
+    # metadata, is not thread-safe: the frame pass's two detectors must not set up at once.
+    import threading
+
+    import numpy as np
+
+    from models import detector_onnx
+
+    tracker = _tracker("onnx", detector_cache)
+    frame = np.zeros((240, 320, 3), dtype=np.uint8)
+    setting_up = detector_onnx.first_call(tracker.model)
+    setting_up.acquire()   # another detector is setting up
+    worker = threading.Thread(target=tracker.track, args=(frame,))
+    worker.start()
+    worker.join(timeout=2.0)
+    assert worker.is_alive()            # waits for it
+    setting_up.release()
+    worker.join(timeout=60.0)
+    assert not worker.is_alive()
+    with detector_onnx.first_call(tracker.model):  # set up: later calls take no lock
+        assert not setting_up.locked()
