@@ -259,9 +259,8 @@ def gloss_link(word: str, evidence: str) -> float:
 @lru_cache(maxsize=1024)
 def _is_body_part(word: str) -> bool:
     """Whether the word's commonest noun sense is a part of the body (face, hand, arm)."""
-    nouns = _wordnet().synsets(_key(word), "n")[:1]
     part = _wordnet().synset("body_part.n.01")
-    return any(part in s.closure(lambda x: x.hypernyms()) for s in nouns)
+    return any(part in _broader(s) for s in _wordnet().synsets(_key(word), "n")[:1])
 
 
 def gloss_tag_link(word: str, wnid: str) -> float:

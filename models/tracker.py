@@ -187,7 +187,7 @@ class Tracker:
             # Looked for at the base size only: the large people who come later are what these
             # frames are for, and the larger probe would double their cost on videos of nobody.
             frames_rgb = later()
-            heights = _flat(self._people_heights(frames_rgb, self.base_imgsz)) if frames_rgb else []
+            heights = self._heights_to_fit(frames_rgb, self.base_imgsz) if frames_rgb else []
         if heights:
             self.imgsz = input_size(heights, max(frames_rgb[0].shape[:2]), self.base_imgsz,
                                     largest, smallest)

@@ -97,6 +97,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     evidence.tracker = tracker.name
     evidence.detector_imgsz = tracker.fit(opening, settings.detector_max_imgsz,
                                           settings.detector_min_imgsz, spread)
+    spread.cache_clear()  # four full frames, not to be held through the whole pass
     evidence.seconds["track"] += time.perf_counter() - mark
     # A pose detector reads everyone's keypoints with their boxes; other detectors need the pose
     # model's own pass, run on sparse frames.
