@@ -253,7 +253,31 @@ def gloss_link(word: str, evidence: str) -> float:
     person's hand"), so a hand seen anywhere would support every such act."""
     if _is_body_part(evidence):
         return 0.0
-    return GLOSS if _forms(evidence) & _gloss_words(word) else 0.0
+    return GLOSS if _typed_forms(evidence) & _gloss_senses(word) else 0.0
+
+
+def _typed_forms(token: str, plural_is_noun: bool = False) -> frozenset[tuple[str, str]]:
+    """The token itself and its lemma per part of speech: ('v', 'run') for 'running'. With
+    `plural_is_noun`, a plural noun is read as a noun only: a cricket team "scores runs", which
+    is no one running."""
+    reader, key = _wordnet(), _key(token)
+    lemmas = {pos: reader.morphy(key, pos) for pos in _POS}
+    if plural_is_noun and lemmas["n"] not in (None, key):
+        lemmas.pop("v")
+    return frozenset({("", key)} | {(pos, lemma) for pos, lemma in lemmas.items() if lemma})
+
+
+@lru_cache(maxsize=4096)
+def _gloss_senses(word: str) -> frozenset[tuple[str, str]]:
+    """`_gloss_words` typed by part of speech, for matching an action word."""
+    found = set()
+    for synset in _common(word):
+        tokens = words(synset.definition())
+        found |= {form for token in tokens if token not in stopwords()
+                  for form in _typed_forms(token, plural_is_noun=True)}
+        found |= {("", f"{a}_{b}") for a, b in zip(tokens, tokens[1:])
+                  if a not in stopwords() and b not in stopwords()}
+    return frozenset(found)
 
 
 @lru_cache(maxsize=1024)

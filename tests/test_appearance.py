@@ -237,3 +237,38 @@ def test_no_colour_is_claimed_where_ingest_stored_none(tud, tmp_path):
                  "what colour is person 4 wearing", VideoTables(db_path))
     assert result.value == "" and result.typed["colours"] == [], result.text
     assert "#4: person (no clear colour measured)" in result.text
+
+
+def test_a_colour_labelled_set_is_scored_per_part_on_alternating_halves(models, tmp_path):
+    # A labelled set holds one person or one vehicle an image: here the red-jacketed skier
+    # (labelled upper red, lower blue: her trousers are not red) and the red bus cut out of
+    # its picture, twice each so that each half holds one of each.
+    skier = _image("000000000785.jpg")
+    bus = _image("000000001584.jpg")
+    x1, y1, x2, y2 = (int(v) for v in _largest_box("000000001584.jpg", "bus", bus))
+    rows = ["file,part,colour,dataset,repo,repo_path,commit"]
+    for k in range(2):
+        Image.fromarray(skier).save(tmp_path / f"skier{k}.png")
+        Image.fromarray(bus[y1:y2, x1:x2]).save(tmp_path / f"bus{k}.png")
+        rows += [f"skier{k}.png,upper,red,people,o/r,p,c", f"skier{k}.png,lower,blue,people,o/r,p,c",
+                 f"bus{k}.png,vehicle,red,vehicles,o/r,p,c"]
+    (tmp_path / "manifest.csv").write_text("\n".join(rows) + "\n")
+    found = appearance_bench.labelled_bench(tmp_path / "manifest.csv", models)
+    lit = [i for i in found["items"] if i["light"] == "white patch"]
+    assert {(i["image"], i["half"]) for i in lit} == {
+        ("skier0.png", "tune"), ("skier1.png", "report"), ("bus0.png", "tune"), ("bus1.png", "report")}
+    measured = {(i["image"], i["target"]): i["measured"] for i in lit}
+    assert measured[("skier0.png", "person top")] == "red" and all(i["posed"] for i in lit
+                                                                     if i["image"] == "skier0.png")
+    assert measured[("skier0.png", "person bottom")] != "red"
+    assert measured[("bus0.png", "vehicle")] == "red"
+    tune = found["figures"]["tune"]["white patch"]
+    assert tune["by_part"]["top"]["right"] == 1 and tune["by_part"]["object"]["right"] == 1
+    assert found["by_dataset"].keys() == {"people", "vehicles"}
+
+
+def test_a_labelled_set_without_navy_or_teal_counts_them_as_its_own_broader_colour():
+    assert appearance_bench._folded("navy", {"blue"}) == "blue"
+    assert appearance_bench._folded("teal", {"green"}) == "green"
+    assert appearance_bench._folded("teal", {"red"}) == "green"  # stated, and wrong
+    assert appearance_bench._folded("red", {"red"}) == "red"

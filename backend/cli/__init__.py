@@ -454,6 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--limit", type=int, default=0, help="only the first N images")
     b.add_argument("--no-places", action="store_true",
                    help="colours only: skip tracking the MOT scenes")
+    b.add_argument("--colour-set", metavar="MANIFEST",
+                   help="also score a colour-labelled image set: a CSV (file, part: upper, "
+                        "lower or vehicle, colour, dataset, ...) beside the images, one person "
+                        "or vehicle an image")
     b.set_defaults(run=bench_appearance, render=print_appearance_bench)
     b = bench_sub.add_parser("tags", parents=[common],
                              help="ImageNet taggers timed on one thread and checked against the "

@@ -26,6 +26,11 @@ def bench_appearance(args, settings) -> dict:
     models = ModelSet(settings)
     payload = {"colours": appearance_bench.colour_bench(root, models, limit=args.limit,
                                                          progress=say)}
+    if args.colour_set:
+        manifest = Path(args.colour_set)
+        if not manifest.is_file():
+            raise InputError(f"No colour-labelled manifest at {manifest}.")
+        payload["labelled"] = appearance_bench.labelled_bench(manifest, models, progress=say)
     if not args.no_places:
         payload["places"] = appearance_bench.places_bench(
             scenes.every_scene(SHARED / "videos"), models, settings, progress=say)
@@ -35,6 +40,26 @@ def bench_appearance(args, settings) -> dict:
 def print_appearance_bench(payload: dict) -> None:
     colours = payload["colours"]
     print(f"{colours['source']}: colour words of the captions where the thing was found")
+    _print_colour_figures(colours)
+    if "labelled" in payload:
+        labelled = payload["labelled"]
+        print(f"\n{labelled['source']}: the colours a labelled set names")
+        _print_colour_figures(labelled)
+        print("\n  dataset (white patch) | items | stated | right | precision | coverage")
+        for dataset, c in labelled["by_dataset"].items():
+            print(f"    {dataset} | {_row(c)}")
+    if "places" in payload:
+        print("\nscene | half | track-times | place agrees | direction agrees (judged)")
+        for run in payload["places"]["scenes"]:
+            print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
+                  f"{_share(run['place_agrees'])} | {_share(run['direction_agrees'])} "
+                  f"({run['directions_judged']})")
+        for half, f in payload["places"]["halves"].items():
+            print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
+                  f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}")
+
+
+def _print_colour_figures(colours: dict) -> None:
     for half, lights in colours["figures"].items():
         for light, f in lights.items():
             print(f"\n{half} half, {light}: {_stated(f)}")
@@ -47,15 +72,6 @@ def print_appearance_bench(payload: dict) -> None:
             print("  part | items | stated | right | precision | coverage")
             for part, c in f["by_part"].items():
                 print(f"    {part} | {_row(c)}")
-    if "places" in payload:
-        print("\nscene | half | track-times | place agrees | direction agrees (judged)")
-        for run in payload["places"]["scenes"]:
-            print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
-                  f"{_share(run['place_agrees'])} | {_share(run['direction_agrees'])} "
-                  f"({run['directions_judged']})")
-        for half, f in payload["places"]["halves"].items():
-            print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
-                  f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}")
 
 
 def _stated(f: dict) -> str:

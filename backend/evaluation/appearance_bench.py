@@ -10,6 +10,12 @@ stated, coverage as the share of truth items given one. With and without a corre
 light. Images are split by name into halves (`actions_bench.halves`); choices were made on the
 first only.
 
+Labelled colours (`--colour-set`): a manifest of images whose public dataset names each
+person's upper- and lower-body colours (PETA's pedestrian crops) or a vehicle's colour, kept
+outside this repo. Each crop is one person or one vehicle: the person's parts are measured by
+pose where the model finds the person (else the crop's upper and lower middle), a vehicle's from
+the crop's middle. Halves alternate within each dataset, in name order.
+
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
 (`places.third`) and direction over the second around it (`describe.motion`) are compared with
@@ -18,6 +24,7 @@ the true box's.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections import defaultdict
@@ -146,6 +153,68 @@ def colour_bench(root: Path, models, limit: int = 0, progress=lambda line: None)
                             for light in LIGHT} for h in ("tune", "report")}}
 
 
+# The namer's terms that a labelled set folds into its own broader ones (PETA and the vehicle
+# set name no navy or teal).
+_FOLDS = {"navy": ("blue",), "teal": ("green", "blue")}
+_PARTS = {"upper": "person top", "lower": "person bottom"}
+
+
+def labelled_bench(manifest: Path, models, progress=lambda line: None) -> dict:
+    """Colours named on a labelled set (file, part, colour, dataset, ...): per half and light,
+    `colour_figures`; per dataset, the default light's."""
+    truth: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    dataset = {}
+    with manifest.open(newline="") as f:
+        for row in csv.DictReader(f):
+            truth[row["file"]][_PARTS.get(row["part"], row["part"])].add(
+                _SAME.get(row["colour"], row["colour"]))
+            dataset[row["file"]] = row["dataset"]
+    half = _alternating(dataset)
+    items = []
+    for n, (file, parts) in enumerate(sorted(truth.items()), start=1):
+        image = np.asarray(Image.open(manifest.parent / file).convert("RGB"))
+        whole = (0.0, 0.0, float(image.shape[1]), float(image.shape[0]))
+        person = None
+        if set(parts) & set(_PARTS.values()):
+            models.tracker.reset()
+            people = [d for d in models.tracker.track(image) if d.category == "person"]
+            person = max(people, key=lambda d: _area(d.box)) if people else None
+        keypoints = person.pose.keypoints if person is not None and person.pose is not None \
+            else None
+        for light, correct in LIGHT.items():
+            seen = correct(image)
+            clothes = colours.person_colours(seen, person.box if person else whole, keypoints)
+            for target, said in parts.items():
+                rgb = clothes[target != "person top"] if target.startswith("person ") \
+                    else colours.object_colour(seen, whole)
+                name = UNSTATED if rgb is None else colours.colour_name(rgb)
+                items.append({"image": file, "half": half[file], "light": light,
+                              "dataset": dataset[file], "target": target, "posed": keypoints
+                              is not None, "truth": sorted(said), "measured": _folded(name, said)})
+        progress(f"{n}/{len(truth)} {file}: {dict(parts)}")
+    return {"source": str(manifest), "items": items,
+            "figures": {h: {light: colour_figures([i for i in items if i["half"] == h
+                                                    and i["light"] == light])
+                            for light in LIGHT} for h in ("tune", "report")},
+            "by_dataset": {d: _shares(_tallied([i for i in items if i["dataset"] == d
+                                                and i["light"] == "white patch"]))
+                           for d in sorted(set(dataset.values()))}}
+
+
+def _alternating(dataset: dict[str, str]) -> dict[str, str]:
+    """Tuning and reporting halves taken in turn within each dataset, in name order."""
+    half = {}
+    for name in sorted(set(dataset.values())):
+        for k, file in enumerate(sorted(f for f, d in dataset.items() if d == name)):
+            half[file] = "tune" if k % 2 == 0 else "report"
+    return half
+
+
+def _folded(name: str, truth: set) -> str:
+    folds = _FOLDS.get(name)
+    return name if not folds else next((f for f in folds if f in truth), folds[0])
+
+
 def colour_figures(items: list[dict]) -> dict:
     """Precision (right of stated) and coverage (stated of items): overall, per colour the
     captions say and per body part; and precision per colour named."""
@@ -162,14 +231,18 @@ def colour_figures(items: list[dict]) -> dict:
             _count(said[colour], stated, item["measured"] == colour)
         part = item["target"].split(" ", 1)[1] if item["target"].startswith("person ") else "object"
         _count(parts[part], stated, right)
-    total = _tally()
-    for item in items:
-        _count(total, item["measured"] != UNSTATED, item["measured"] in item["truth"])
-    return {**_shares(total),
+    return {**_shares(_tallied(items)),
             "by_colour": {c: {**v, "precision": round(v["right"] / v["stated"], 3)}
                           for c, v in sorted(named.items())},
             "by_said": {c: _shares(v) for c, v in sorted(said.items())},
             "by_part": {p: _shares(v) for p, v in sorted(parts.items())}}
+
+
+def _tallied(items: list[dict]) -> dict:
+    total = _tally()
+    for item in items:
+        _count(total, item["measured"] != UNSTATED, item["measured"] in item["truth"])
+    return total
 
 
 def _tally() -> dict:
