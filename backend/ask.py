@@ -127,8 +127,7 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     # nothing in the video speaking to any option, one reading of the digest chooses. Replayed
     # facts that may answer the question keep the planner's way with them.
     if options and config.grounded and settings.answer_checks and \
-            not config.stop_on_direct_answer and \
-            (given is None or (given.replayed is None and given.tool != PARAMETRIC)) and \
+            not config.stop_on_direct_answer and _no_fact(given) and \
             (hopeless := routing.unsupported_step(standalone, tables, options)) is not None:
         given = hopeless
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,
@@ -177,6 +176,15 @@ def _consult(question: str, entry: VideoEntry, recalled: Recall, settings: Setti
     if consulted is not None:
         usage.add(consulted.usage)
     return consulted
+
+
+def _no_fact(given: GivenStep | None) -> bool:
+    """Whether the first step, if any, is only a typed query run on this video: the question's
+    own, or a replayed workflow's (a similar question's way of asking, which finds no more here
+    than the routed query does: one such replay had searched 12 calls, 179 s, for nothing), not a
+    remembered fact or the distilled model's answer."""
+    return given is None or given.tool != PARAMETRIC and (
+        given.replayed is None or given.replayed.kind == "procedural")
 
 
 def _operation(step: GivenStep) -> str:

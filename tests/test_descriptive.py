@@ -80,6 +80,25 @@ def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer
     assert answer.option == 0 and answer.usage.llm_calls == 0
 
 
+def test_a_replayed_workflow_does_not_spare_a_hopeless_question_its_one_reading():
+    """A similar question's workflow, run on this video, is a typed query like the routed one:
+    where nothing speaks to any option it finds no more, so the one reading still applies. A
+    remembered fact, which may answer the question, keeps the planner's way."""
+    from backend.agent.planner import GivenStep
+    from backend.agent.tools import Observation
+    from backend.ask import _no_fact
+    from backend.memory_records import EntryRef
+
+    def step(ref):
+        return GivenStep(tool="What", tool_input="What activity is shown?", thought="",
+                         observation=Observation(text="No action was read.", support="computed"),
+                         replayed=ref)
+
+    assert _no_fact(None) and _no_fact(step(None))
+    assert _no_fact(step(EntryRef("w1", "procedural")))
+    assert not _no_fact(step(EntryRef("f1", "semantic")))
+
+
 def test_things_in_view_speak_for_what_is_done_with_them(clips):
     """The highway shows no person, only cars and trucks: asked what is shown, the things in
     view support the option that names them, and nothing else."""
