@@ -183,8 +183,8 @@ def _no_fact(given: GivenStep | None) -> bool:
     own, or a replayed workflow's (a similar question's way of asking, which finds no more here
     than the routed query does: one such replay had searched 12 calls, 179 s, for nothing), not a
     remembered fact or the distilled model's answer."""
-    return given is None or given.tool != PARAMETRIC and (
-        given.replayed is None or given.replayed.kind == "procedural")
+    return given is None or (given.tool != PARAMETRIC and (
+        given.replayed is None or given.replayed.kind == "procedural"))
 
 
 def _operation(step: GivenStep) -> str:

@@ -234,11 +234,15 @@ def _gloss_words(word: str) -> frozenset[str]:
     two-word runs ('stringed_instrument')."""
     found = set()
     for synset in _common(word):
-        tokens = words(synset.definition())
-        found |= _definition_words(synset)
-        found |= {f"{a}_{b}" for a, b in zip(tokens, tokens[1:])
-                  if a not in stopwords() and b not in stopwords()}
+        found |= _definition_words(synset) | _runs(synset)
     return frozenset(found)
+
+
+def _runs(synset) -> set[str]:
+    """Two content words in a row in the synset's definition, as one: 'stringed_instrument'."""
+    tokens = words(synset.definition())
+    return {f"{a}_{b}" for a, b in zip(tokens, tokens[1:])
+            if a not in stopwords() and b not in stopwords()}
 
 
 def _forms(word: str) -> set[str]:
@@ -272,11 +276,9 @@ def _gloss_senses(word: str) -> frozenset[tuple[str, str]]:
     """`_gloss_words` typed by part of speech, for matching an action word."""
     found = set()
     for synset in _common(word):
-        tokens = words(synset.definition())
-        found |= {form for token in tokens if token not in stopwords()
+        found |= {form for token in words(synset.definition()) if token not in stopwords()
                   for form in _typed_forms(token, plural_is_noun=True)}
-        found |= {("", f"{a}_{b}") for a, b in zip(tokens, tokens[1:])
-                  if a not in stopwords() and b not in stopwords()}
+        found |= {("", run) for run in _runs(synset)}
     return frozenset(found)
 
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-# Each term's centre as sRGB: three quarters of the way (in CIELAB) from the Munsell focal chips of
-# the basic terms (Berlin and Kay 1969; Sturges and Whitfield 1995) to the median colour of the
-# garments a public pedestrian-attribute set (PETA) labels so, on its tuning half (`bench
-# appearance --colour-set`): camera colours are darker and far less saturated than the chips
-# (a red top there measures chroma 32, the red chip 67). Teal and navy, which that set does not
-# name, keep their chips. No beige: no caption of the 128 COCO images says beige (nor tan or
+# Each term's centre as sRGB: three quarters of the way (in CIELAB) from the Munsell focal
+# chip of the term (Berlin and Kay 1969; Sturges and Whitfield 1995) to the median colour of
+# the garments a public pedestrian-attribute set (PETA) labels with it, on its tuning half
+# (`bench appearance --colour-set`): camera colours are darker and far less saturated than the
+# chips (a red top there measures chroma 32, the red chip 67). Teal and navy, which that set
+# does not name, keep their chips. No beige: no caption of the 128 COCO images says beige (nor tan or
 # cream), and its chip took the pixels of a yellow frisbee, a yellow shirt and a brown bear.
 _CENTRE_RGB = {
     "red": (135, 49, 53), "orange": (146, 92, 52),
