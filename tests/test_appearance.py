@@ -239,7 +239,7 @@ def test_no_colour_is_claimed_where_ingest_stored_none(tud, tmp_path):
 
 
 def test_a_colour_labelled_set_is_scored_per_part_on_alternating_halves(models, tmp_path):
-    # A labelled set holds one person or one vehicle an image: here the red-jacketed skier
+    # Each image of a labelled set shows a single pedestrian or vehicle: here the red-jacketed skier
     # (labelled upper red, lower blue: her trousers are not red) and the red bus cut out of
     # its picture, twice each so that each half holds one of each.
     skier = _image("000000000785.jpg")

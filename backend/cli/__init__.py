@@ -456,8 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="colours only: skip tracking the MOT scenes")
     b.add_argument("--colour-set", metavar="MANIFEST",
                    help="also score a colour-labelled image set: a CSV (file, part: upper, "
-                        "lower or vehicle, colour, dataset, ...) beside the images, one person "
-                        "or vehicle an image")
+                        "lower or vehicle, colour, dataset, ...) beside the images, each "
+                        "showing a single pedestrian or vehicle")
     b.set_defaults(run=bench_appearance, render=print_appearance_bench)
     b = bench_sub.add_parser("tags", parents=[common],
                              help="ImageNet taggers timed on one thread and checked against the "

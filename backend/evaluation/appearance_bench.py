@@ -12,9 +12,9 @@ first only.
 
 Labelled colours (`--colour-set`): a manifest of images whose public dataset names each
 person's upper- and lower-body colours (PETA's pedestrian crops) or a vehicle's colour, kept
-outside this repo. Each crop is one person or one vehicle: the person's parts are measured by
-pose where the model finds the person (else the crop's upper and lower middle), a vehicle's from
-the crop's middle. Halves alternate within each dataset, in name order.
+outside this repo. Each crop shows a single pedestrian or vehicle: the pedestrian's parts by
+pose where the model finds them (else the crop's upper and lower middle), a vehicle's colour
+from the crop's middle. Halves alternate within each dataset, in name order.
 
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
