@@ -246,8 +246,7 @@ def _runs(synset) -> set[str]:
 
 
 def _forms(word: str) -> set[str]:
-    reader = _wordnet()
-    return {_key(word)} | {reader.morphy(_key(word), pos) for pos in _POS} - {None}
+    return {form for _, form in _typed_forms(word)}
 
 
 def gloss_link(word: str, evidence: str) -> float:

@@ -137,8 +137,7 @@ def colour_bench(root: Path, models, limit: int = 0, progress=lambda line: None)
         image = np.asarray(Image.open(folder / "images" / name).convert("RGB"))
         boxes = _truth_boxes(folder / "labels" / f"{Path(name).stem}.txt", classes,
                              (image.shape[1], image.shape[0]))
-        models.tracker.reset()
-        people = [d for d in models.tracker.track(image) if d.category == "person"]
+        people = _people(models, image)
         for light, correct in LIGHT.items():
             seen = correct(image)
             for target, said in truth.items():
@@ -174,16 +173,15 @@ def labelled_bench(manifest: Path, models, progress=lambda line: None) -> dict:
     for n, (file, parts) in enumerate(sorted(truth.items()), start=1):
         image = np.asarray(Image.open(manifest.parent / file).convert("RGB"))
         whole = (0.0, 0.0, float(image.shape[1]), float(image.shape[0]))
-        person = None
-        if set(parts) & set(_PARTS.values()):
-            models.tracker.reset()
-            people = [d for d in models.tracker.track(image) if d.category == "person"]
-            person = max(people, key=lambda d: _area(d.box)) if people else None
+        pedestrian = bool(set(parts) & set(_PARTS.values()))
+        people = _people(models, image) if pedestrian else []
+        person = max(people, key=lambda d: _area(d.box)) if people else None
         keypoints = person.pose.keypoints if person is not None and person.pose is not None \
             else None
         for light, correct in LIGHT.items():
             seen = correct(image)
-            clothes = colours.person_colours(seen, person.box if person else whole, keypoints)
+            clothes = colours.person_colours(seen, person.box if person else whole, keypoints) \
+                if pedestrian else None
             for target, said in parts.items():
                 rgb = clothes[target != "person top"] if target.startswith("person ") \
                     else colours.object_colour(seen, whole)
@@ -199,6 +197,12 @@ def labelled_bench(manifest: Path, models, progress=lambda line: None) -> dict:
             "by_dataset": {d: _shares(_tallied([i for i in items if i["dataset"] == d
                                                 and i["light"] == "white patch"]))
                            for d in sorted(set(dataset.values()))}}
+
+
+def _people(models, image: np.ndarray) -> list:
+    """The people the pose tracker finds in one still image (its track state reset first)."""
+    models.tracker.reset()
+    return [d for d in models.tracker.track(image) if d.category == "person"]
 
 
 def _alternating(dataset: dict[str, str]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Post-processing of raw tracker output for one whole video (pure Python + numpy).
 
 The tracker (models/tracker.py) often gives a single person several ids: after a missed
-detection or an occlusion the person is re-found with a new id. `clean_tracks` undoes that and removes noise:
+detection or an occlusion the person is re-found with a new id. `clean_tracks` undoes that and
+removes noise:
 
 1. group detections by raw id into tracklets (time, box per sampled frame); a tracklet's first box
    may be the sighting that started it, which the association had not yet confirmed;
