@@ -233,9 +233,24 @@ def _gloss_words(word: str) -> frozenset[str]:
     """Nouns and verbs of the definitions of the word's commonest senses, as lemmas, and their
     two-word runs ('stringed_instrument')."""
     found = set()
-    for synset in _common(word):
+    for synset in _defined(word):
         found |= _definition_words(synset) | _runs(synset)
     return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def _defined(word: str) -> tuple:
+    """The senses whose definitions say what the word is: its commonest, and for an -ing word
+    WordNet has no noun for, the acts its verb names as a noun (a verb's definition says how,
+    "lower oneself with a rope ...", where its act's says what and where, "a descent of a
+    vertical cliff or wall"). Acts only: the same noun often also names a drink or a tool."""
+    found = _common(word)
+    reader = _wordnet()
+    if _is_gerund(_key(word)) and not reader.synsets(_key(word), "n"):
+        act = reader.synset("act.n.02")
+        nouns = reader.synsets(reader.morphy(_key(word), "v"), "n")[:EVIDENCE_SENSES]
+        found += tuple(s for s in nouns if act in _broader(s) and s not in found)
+    return found
 
 
 def _runs(synset) -> set[str]:
@@ -274,7 +289,7 @@ def _typed_forms(token: str, plural_is_noun: bool = False) -> frozenset[tuple[st
 def _gloss_senses(word: str) -> frozenset[tuple[str, str]]:
     """`_gloss_words` typed by part of speech, for matching an action word."""
     found = set()
-    for synset in _common(word):
+    for synset in _defined(word):
         found |= {form for token in words(synset.definition()) if token not in stopwords()
                   for form in _typed_forms(token, plural_is_noun=True)}
         found |= {("", run) for run in _runs(synset)}

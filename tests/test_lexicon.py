@@ -105,6 +105,14 @@ def test_terms_keep_multi_word_lemmas_whole():
     ("breaststroke", "swim", lexicon.GLOSS),
     ("cricket", "running", 0.0),     # "... teams take turns trying to score runs": a noun
     ("skateboarding", "riding", lexicon.GLOSS),  # the gerund of the verb the definition names
+    ("punching", "drinking", 0.0),   # no noun 'punching': the act 'punch' is read, not the drink
 ])
 def test_a_definition_links_the_acts_it_names_never_a_body_part_or_a_noun(word, evidence, score):
     assert lexicon.gloss_link(word, evidence) == score
+
+
+def test_an_ing_word_without_a_noun_is_defined_by_its_verbs_act():
+    cliff = lexicon.synset_wnid("cliff.n.01")
+    # The verb says "from a mountainside"; the act, 'abseil' the noun, "a descent of a vertical cliff".
+    assert lexicon.gloss_tag_link("abseiling", cliff) == lexicon.GLOSS
+    assert lexicon.gloss_tag_link("climbing", cliff) == 0.0  # 'climbing' is a noun of its own
