@@ -38,7 +38,8 @@ actions(id INTEGER, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL, 
         evidence TEXT, other_id INTEGER)
   -- one row per interval in which a tracked person does something, read from body keypoints
   -- and the objects at hand: action is one of 'standing', 'walking', 'running', 'sitting',
-  -- 'lying', 'bending', 'jumping', 'falling', 'turning round', 'raising arms', 'waving',
+  -- 'lying', 'bending', 'jumping', 'falling', 'sitting down', 'standing up' (changes of
+  -- posture), 'turning round', 'raising arms', 'waving',
   -- 'punching', 'climbing', 'dancing', 'holding', 'carrying', 'riding', 'drinking', 'eating',
   -- 'using a phone', 'swinging', 'throwing', 'facing each other', 'hands joined', 'hugging',
   -- 'fighting', 'passing a ball'; other_id is the instance acted with (the held cup, the

@@ -122,11 +122,21 @@ def _key(word: str) -> str:
     return "_".join(word.lower().split())
 
 
+def _lookup(word: str, pos: str) -> list:
+    """WordNet's synsets of the word, after morphy ('riding' finds ride's verbs, 'dogs' dog's
+    nouns); morphy leaves a collocation's first word as it is, so a verb's is tried in its
+    base form too ('standing up' finds 'stand up')."""
+    reader, key = _wordnet(), _key(word)
+    found = reader.synsets(key, pos)
+    first, _, rest = key.partition("_")
+    if not found and rest and pos == "v" and (base := reader.morphy(first, "v")) not in (None, first):
+        found = reader.synsets(f"{base}_{rest}", pos)
+    return found
+
+
 @lru_cache(maxsize=8192)
 def _synsets(word: str) -> tuple:
-    # WordNet's own lookup applies morphy: 'riding' finds ride's verbs, 'dogs' dog's nouns.
-    reader = _wordnet()
-    return tuple(s for pos in _POS for s in reader.synsets(_key(word), pos))
+    return tuple(s for pos in _POS for s in _lookup(word, pos))
 
 
 def senses(word: str) -> set[str]:
@@ -137,8 +147,7 @@ def senses(word: str) -> set[str]:
 @lru_cache(maxsize=8192)
 def _common(evidence: str) -> tuple:
     """The evidence word's commonest senses of each part of speech."""
-    reader = _wordnet()
-    return tuple(s for pos in _POS for s in reader.synsets(_key(evidence), pos)[:EVIDENCE_SENSES])
+    return tuple(s for pos in _POS for s in _lookup(evidence, pos)[:EVIDENCE_SENSES])
 
 
 def _common_senses(word: str) -> set[str]:
@@ -180,19 +189,28 @@ def link(word: str, evidence: str) -> float:
 
 def terms(phrase: str) -> list[str]:
     """Content words, with a run of adjacent words that WordNet knows as one lemma kept
-    together, so 'hot dog' is never the animal. An -ing word opening such a run is also read
-    on its own: 'drinking water' is both the water and the act of drinking it."""
+    together, so 'hot dog' is never the animal; a verb's particle ends such a run though it is
+    a stopword, so 'sitting down' (taking a seat) is not 'sitting'. An -ing word opening a
+    noun's run is also read on its own: 'drinking water' is both the water and the act of
+    drinking it."""
     tokens, stop = words(phrase), stopwords()
     terms, i = [], 0
     while i < len(tokens):
         n = next((n for n in range(min(_LONGEST_LEMMA, len(tokens) - i), 1, -1)
-                  if tokens[i] not in stop and tokens[i + n - 1] not in stop
-                  and _synsets(" ".join(tokens[i:i + n]))), 1)
-        terms.append(" ".join(tokens[i:i + n]))
-        if n > 1 and _is_gerund(tokens[i]):
+                  if tokens[i] not in stop and _lemma_run(tokens[i:i + n])), 1)
+        run = " ".join(tokens[i:i + n])
+        terms.append(run)
+        if n > 1 and _is_gerund(tokens[i]) and _wordnet().synsets(_key(run), "n"):
             terms.append(tokens[i])
         i += n
     return [term for term in terms if term not in stop]
+
+
+def _lemma_run(tokens: list[str]) -> bool:
+    """Whether WordNet knows the words as one lemma: a noun or verb that ends in a content
+    word ('tennis racket'), or a verb that ends in its particle ('stand up', 'lie down')."""
+    run = " ".join(tokens)
+    return bool(_synsets(run) if tokens[-1] not in stopwords() else _lookup(run, "v"))
 
 
 def _is_gerund(word: str) -> bool:

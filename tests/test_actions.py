@@ -97,6 +97,25 @@ def test_a_person_standing_then_lying_within_two_seconds_falls(models):
     assert "falling" not in steady and "standing" in steady
 
 
+def test_a_person_seated_after_standing_sits_down_and_the_reverse_stands_up(models):
+    """Changes of posture on real people's keypoints (a standing tennis player, a seated man
+    with a phone) as one track; a person who only stands or only sits does neither, and one
+    frame read the other way is no change."""
+    standing = _person("000000005586.jpg", models)
+    seated = replace(_person("000000005060.jpg", models), track_id=standing.track_id)
+    assert (standing.pose.posture, seated.pose.posture) == ("standing", "sitting")
+
+    def found(people: list[Detection]) -> set[str]:
+        frames = [(k, k * 0.2, [d]) for k, d in enumerate(people)]
+        return {a.action for a in actions.perceive(frames, (640, 480))}
+
+    sat_down, stood_up = found([standing] * 5 + [seated] * 5), found([seated] * 5 + [standing] * 5)
+    assert "sitting down" in sat_down and "standing up" not in sat_down
+    assert "standing up" in stood_up and "sitting down" not in stood_up
+    assert not found([standing] * 10) & {"sitting down", "standing up"}
+    assert not found([seated] * 4 + [standing] + [seated] * 5) & {"sitting down", "standing up"}
+
+
 def test_two_people_in_profile_looking_at_each_other_face_each_other(models):
     """Between people, on a real person's keypoints: the same profile mirrored and set opposite
     faces it; set beside it unmirrored, both look the same way and face nobody."""

@@ -98,6 +98,14 @@ def test_terms_keep_multi_word_lemmas_whole():
     assert terms("drinking water") == ["drinking water", "drinking"]
 
 
+def test_a_verb_keeps_its_particle_and_means_what_it_says():
+    # 'sit down' is taking a seat, 'stand up' rising to one's feet: not the postures.
+    assert terms("people sitting down at a table") == ["people", "sitting down", "table"]
+    assert terms("standing up") == ["standing up"]
+    assert link("standing up", "standing") == 0.0
+    assert link("getting up", "standing up") == 1.0  # both "rise to one's feet"
+
+
 @pytest.mark.parametrize("word, evidence, score", [
     ("skateboarding", "ride", lexicon.GLOSS),  # "ride on a flat board ..."
     ("breaststroke", "face", 0.0),   # "swim with the face down": how, not what is seen

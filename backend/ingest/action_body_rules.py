@@ -1,7 +1,7 @@
 """Actions of the body alone, read from a person's sightings over time: standing, walking,
-running, sitting, lying, bending, jumping, falling, turning round, raising arms, waving,
-punching, climbing, dancing, touching the face, upside down (and carrying, holding while
-walking)."""
+running, sitting, lying, bending, jumping, falling, sitting down, standing up, turning round,
+raising arms, waving, punching, climbing, dancing, touching the face, upside down (and
+carrying, holding while walking)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ WALK, RUN = 0.25, 1.4       # foot point speed, body heights a second (1.4 m/s w
 JUMP = 0.2                  # ankles and hips above their lowest nearby place, body heights
 FALL_SECONDS = 2.0
 TURN_SECONDS = 2.0
+SEAT_SECONDS = 2.0          # sitting down or standing up takes a person a second or two
 FACE_HAND = 1.3             # a wrist this near the nose (head widths) is at the face: a
                             # hand at the ear holding a phone has its wrist by the jaw
 
@@ -72,6 +73,9 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             mark(pid, "jumping", s.t, "feet and hips rise together and come down")
         if note := _falling(track, k):
             mark(pid, "falling", s.t, note)
+        for change, (before, now) in POSTURE_CHANGES.items():
+            if note := _changed_posture(track, k, before, now):
+                mark(pid, change, s.t, note)
         if note := _turning(track, k):
             mark(pid, "turning round", s.t, note)
         if punching(track, k):
@@ -161,6 +165,26 @@ def _falling(track: Track, k: int) -> str:
         return ""
     before = [n for n in track.between(s.t - FALL_SECONDS, s.t) if n.posture == "standing"]
     return f"standing at {before[-1].t:.1f} s, lying at {s.t:.1f} s" if before else ""
+
+
+# A change between two postures, and the words it is said in ('standing up' is WordNet's
+# "rise to one's feet", not the posture 'standing').
+POSTURE_CHANGES = {"sitting down": ("standing", "sitting"), "standing up": ("sitting", "standing")}
+
+
+def _changed_posture(track: Track, k: int, before: str, now: str) -> str:
+    """`before` on two readings in the SEAT_SECONDS before, the last reading before this one
+    among them, `now` here and on the next reading: one misread frame between the two
+    postures (a sitting person read standing for a frame) is no change."""
+    s = track[k]
+    if s.posture != now:
+        return ""
+    earlier = [n for n in track.between(s.t - SEAT_SECONDS, s.t) if n.posture]
+    after = [n for n in track[k + 1:] if n.posture][:1]
+    if sum(n.posture == before for n in earlier) < 2 or earlier[-1].posture != before or \
+            not after or after[0].posture != now:
+        return ""
+    return f"{before} at {earlier[-1].t:.1f} s, {now} at {s.t:.1f} s"
 
 
 def _turning(track: Track, k: int) -> str:

@@ -7,7 +7,8 @@ stated in docs/PERCEPTION.md ("Actions") and its precision measured by `bench ac
 - the body alone: standing, sitting, bending, lying (the pose model's posture); walking and
   running (how fast the foot point moves, in body heights a second, the camera's own motion
   taken out); jumping (feet and hips rise together and come down); falling (upright, then lying
-  within two seconds); turning round (facing the camera, then the back, or the reverse); raising
+  within two seconds); sitting down and standing up (one posture on two readings, then the
+  other on two); turning round (facing the camera, then the back, or the reverse); raising
   arms and waving (a wrist above the shoulder, moving sideways); punching (a wrist thrown out to
   an extended arm at shoulder height); climbing (rising steadily without getting smaller);
   dancing (limbs moving fast around a body that stays put); touching the face (a hand at the face
@@ -48,7 +49,7 @@ from models.types import FrameLook
 RULES = "rules over pose keypoints and object boxes (backend/ingest/actions.py)"
 # Every action the rules can state, in the words the table stores, by family.
 BODY = ("standing", "walking", "running", "sitting", "lying", "bending", "jumping", "falling",
-        "turning round", "raising arms", "waving", "punching", "climbing", "dancing",
+        "sitting down", "standing up", "turning round", "raising arms", "waving", "punching", "climbing", "dancing",
         "touching the face", "upside down")
 WITH_OBJECTS = ("holding", "carrying", "riding", "drinking", "eating", "using a phone",
                 "swinging", "throwing")
@@ -59,7 +60,7 @@ ACTIONS = BODY + WITH_OBJECTS + BETWEEN_PEOPLE
 # track, for a still image).
 # Upside down is one too: the pose model fits an upright skeleton to most frames of an inverted
 # body (it learnt people standing), so a moment is all it shows of one.
-EVENTS = {"jumping", "falling", "turning round", "punching", "throwing", "passing a ball",
+EVENTS = {"jumping", "falling", "sitting down", "standing up", "turning round", "punching", "throwing", "passing a ball",
           "upside down"}
 
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
