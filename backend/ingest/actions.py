@@ -49,8 +49,8 @@ from models.types import FrameLook
 RULES = "rules over pose keypoints and object boxes (backend/ingest/actions.py)"
 # Every action the rules can state, in the words the table stores, by family.
 BODY = ("standing", "walking", "running", "sitting", "lying", "bending", "jumping", "falling",
-        "sitting down", "standing up", "turning round", "raising arms", "waving", "punching", "climbing", "dancing",
-        "touching the face", "upside down")
+        "sitting down", "standing up", "turning round", "raising arms", "waving", "punching",
+        "climbing", "dancing", "touching the face", "upside down")
 WITH_OBJECTS = ("holding", "carrying", "riding", "drinking", "eating", "using a phone",
                 "swinging", "throwing")
 BETWEEN_PEOPLE = ("facing each other", "hands joined", "hugging", "fighting", "passing a ball")
@@ -60,8 +60,8 @@ ACTIONS = BODY + WITH_OBJECTS + BETWEEN_PEOPLE
 # track, for a still image).
 # Upside down is one too: the pose model fits an upright skeleton to most frames of an inverted
 # body (it learnt people standing), so a moment is all it shows of one.
-EVENTS = {"jumping", "falling", "sitting down", "standing up", "turning round", "punching", "throwing", "passing a ball",
-          "upside down"}
+EVENTS = {"jumping", "falling", "sitting down", "standing up", "turning round", "punching",
+          "throwing", "passing a ball", "upside down"}
 
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
 # States that a moment says nothing of: a wrist swung past the face in a strike, an aim or a
