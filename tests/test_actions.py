@@ -264,3 +264,10 @@ def test_questions_about_what_happens_read_the_actions_and_tags(question, option
     from backend.agent import routing
 
     assert routing.route(question, 30.0, options) == route
+
+
+def test_a_question_names_a_posture_or_the_change_into_it():
+    from backend.agent.activity_queries import named_actions
+
+    assert named_actions("who sits on the bench") == {"sitting"}
+    assert named_actions("when does the man sit down") == {"sitting down"}

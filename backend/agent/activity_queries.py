@@ -195,7 +195,8 @@ def doings(tables: VideoTables, span: Span | None) -> str:
 def named_actions(text: str) -> set[str]:
     """The actions of the vocabulary (`actions.ACTIONS`) a text names: one of its words is the
     action's own verb in one of its commonest senses ('who is riding a horse' -> riding,
-    'sitting down' -> sitting); an action between people must be named whole ('hugging')."""
+    'who sits' -> sitting, 'when does she sit down' -> sitting down, the change); an action
+    between people must be named whole ('hugging')."""
     said = lexicon.terms(text)
     found = set()
     for action in ACTIONS:
