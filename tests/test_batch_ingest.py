@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -63,8 +64,19 @@ def names(entries: list[dict]) -> list[str]:
     return sorted(Path(e["path"]).name for e in entries)
 
 
-def rows(home: Path) -> dict[str, dict[str, int]]:
-    return {e.video_id: e.table_counts() for e in Library(home).list()}
+def rows(home: Path) -> dict[str, dict]:
+    """Each video's row counts, and its spoken words in order. Whisper (CTranslate2) may cut
+    the same words into segments differently with another thread count (a worker of two has
+    one thread, a lone worker two): one fresh-clone run cut the speech clip's 45 words into 3
+    segments with one and 4 with the other. So the words are compared, not the segments."""
+    out = {}
+    for e in Library(home).list():
+        counts = {table: n for table, n in e.table_counts().items() if table != "speech"}
+        with sqlite3.connect(e.db_path) as conn:
+            said = [w.strip().strip(".,!?").lower() for (w,) in
+                    conn.execute("SELECT word FROM speech_words ORDER BY t_start, rowid")]
+        out[e.video_id] = {**counts, "words said": said}
+    return out
 
 
 @pytest.fixture(scope="module")
