@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
@@ -65,18 +66,31 @@ def names(entries: list[dict]) -> list[str]:
 
 
 def rows(home: Path) -> dict[str, dict]:
-    """Each video's row counts, and its spoken words in order. Whisper (CTranslate2) may cut
-    the same words into segments differently with another thread count (a worker of two has
-    one thread, a lone worker two): one fresh-clone run cut the speech clip's 45 words into 3
-    segments with one and 4 with the other. So the words are compared, not the segments."""
+    """Each video's row counts but those Whisper decides, and its spoken words in order.
+    Whisper (CTranslate2) hears slightly differently with another thread count (a worker of
+    two has one thread, a lone worker two): fresh-clone runs cut the speech clip's 45 words
+    into 3 segments in one and 4 in the other, and heard a 46th word once; the graph's word
+    nodes follow. So the words are compared as `same_library` does, not counted."""
     out = {}
     for e in Library(home).list():
-        counts = {table: n for table, n in e.table_counts().items() if table != "speech"}
+        counts = {table: n for table, n in e.table_counts().items() if table not in _HEARD}
         with sqlite3.connect(e.db_path) as conn:
             said = [w.strip().strip(".,!?").lower() for (w,) in
                     conn.execute("SELECT word FROM speech_words ORDER BY t_start, rowid")]
         out[e.video_id] = {**counts, "words said": said}
     return out
+
+
+_HEARD = {"speech", "speech_words", "graph_nodes", "graph_edges"}
+
+
+def same_library(a: dict[str, dict], b: dict[str, dict]) -> bool:
+    """The same videos with the same rows, and nine words in ten said alike."""
+    def counts(rows: dict) -> dict:
+        return {k: v for k, v in rows.items() if k != "words said"}
+    return a.keys() == b.keys() and all(
+        counts(a[v]) == counts(b[v]) and
+        SequenceMatcher(None, a[v]["words said"], b[v]["words said"]).ratio() >= 0.9 for v in a)
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +159,7 @@ def test_a_second_run_does_nothing(two_workers):
 
 
 def test_two_workers_give_the_rows_of_one(two_workers, resumed):
-    assert rows(two_workers[0]) == rows(resumed[0])
+    assert same_library(rows(two_workers[0]), rows(resumed[0]))
 
 
 def test_ray_tasks_give_the_rows_of_one_process(folder, resumed, tmp_path):
@@ -161,7 +175,7 @@ def test_ray_tasks_give_the_rows_of_one_process(folder, resumed, tmp_path):
     assert names(summary.as_dict()["ingested"]) == sorted(CLIPS), summary
     assert [BROKEN_REASON in o.reason for o in summary.of("failed")] == [True]
     assert summary.engine == "Ray (2 CPUs, 1 a task)"
-    assert rows(settings.home) == rows(resumed[0])
+    assert same_library(rows(settings.home), rows(resumed[0]))
     assert leftovers(settings) == []
 
 
