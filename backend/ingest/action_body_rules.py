@@ -5,6 +5,8 @@ carrying, holding while walking)."""
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from backend.ingest.action_sightings import Seen, Track, ankles_y, dist, reach, window
@@ -173,18 +175,26 @@ POSTURE_CHANGES = {"sitting down": ("standing", "sitting"), "standing up": ("sit
 
 
 def _changed_posture(track: Track, k: int, before: str, now: str) -> str:
-    """`before` on two readings in the SEAT_SECONDS before, the last reading before this one
-    among them, `now` here and on the next reading: one misread frame between the two
-    postures (a sitting person read standing for a frame) is no change."""
+    """`before` on two readings in the SEAT_SECONDS before, `now` here and on the next reading
+    (`_switched`): one misread frame between the two postures is no change."""
+    t = _switched(track, k, attrgetter("posture"), before, now, SEAT_SECONDS)
+    return "" if t is None else f"{before} at {t:.1f} s, {now} at {track[k].t:.1f} s"
+
+
+def _switched(track: Track, k: int, read, before: str, now: str, seconds: float) -> float | None:
+    """When a sighting's reading (`read`: its posture, or which way it faces) was last `before`,
+    where it was `before` on two readings in the `seconds` before frame k, the last of them just
+    before it, and is `now` there and on the next reading; else None. A single flipped reading
+    is the pose model's confusion, not a change."""
     s = track[k]
-    if s.posture != now:
-        return ""
-    earlier = [n for n in track.between(s.t - SEAT_SECONDS, s.t) if n.posture]
-    after = [n for n in track[k + 1:] if n.posture][:1]
-    if sum(n.posture == before for n in earlier) < 2 or earlier[-1].posture != before or \
-            not after or after[0].posture != now:
-        return ""
-    return f"{before} at {earlier[-1].t:.1f} s, {now} at {s.t:.1f} s"
+    if read(s) != now:
+        return None
+    earlier = [n for n in track.between(s.t - seconds, s.t) if read(n)]
+    after = [n for n in track[k + 1:] if read(n)][:1]
+    if sum(read(n) == before for n in earlier) < 2 or read(earlier[-1]) != before or \
+            not after or read(after[0]) != now:
+        return None
+    return earlier[-1].t
 
 
 def _turning(track: Track, k: int) -> str:
@@ -194,13 +204,11 @@ def _turning(track: Track, k: int) -> str:
     if s.facing not in ("camera", "away"):
         return ""
     other = "away" if s.facing == "camera" else "camera"
-    before = [n for n in track.between(s.t - TURN_SECONDS, s.t) if n.facing]
-    after = [n for n in track[k + 1:] if n.facing][:1]
-    if sum(n.facing == other for n in before) < 2 or before[-1].facing != other or \
-            not after or after[0].facing != s.facing:
+    t = _switched(track, k, attrgetter("facing"), other, s.facing, TURN_SECONDS)
+    if t is None:
         return ""
     words = {"camera": "the camera", "away": "away"}
-    return f"facing {words[other]} at {before[-1].t:.1f} s, {words[s.facing]} at {s.t:.1f} s"
+    return f"facing {words[other]} at {t:.1f} s, {words[s.facing]} at {s.t:.1f} s"
 
 
 def punching(track: Track, k: int) -> bool:
