@@ -145,9 +145,16 @@ def senses(word: str) -> set[str]:
 
 
 @lru_cache(maxsize=8192)
-def _common(evidence: str) -> tuple:
-    """The evidence word's commonest senses of each part of speech."""
-    return tuple(s for pos in _POS for s in _lookup(evidence, pos)[:EVIDENCE_SENSES])
+def _common(evidence: str, act: bool = False) -> tuple:
+    """The evidence word's commonest senses of each part of speech; with `act`, for a word of
+    what someone does, its nouns only where they are acts ('raise' done with the arms is no
+    upward slope of a road, which WordNet also calls a climb)."""
+    found = tuple(s for pos in _POS for s in _lookup(evidence, pos)[:EVIDENCE_SENSES])
+    return tuple(s for s in found if s.pos() == "v" or _is_act(s)) if act else found
+
+
+def _is_act(synset) -> bool:
+    return _wordnet().synset("act.n.02") in _broader(synset)
 
 
 def _common_senses(word: str) -> set[str]:
@@ -155,34 +162,35 @@ def _common_senses(word: str) -> set[str]:
 
 
 @lru_cache(maxsize=8192)
-def _kinds_of(evidence: str) -> frozenset[str]:
-    return frozenset(_wnid(b) for s in _common(evidence) for b in _broader(s))
+def _kinds_of(evidence: str, act: bool = False) -> frozenset[str]:
+    return frozenset(_wnid(b) for s in _common(evidence, act) for b in _broader(s))
 
 
 @lru_cache(maxsize=8192)
-def _derived(word: str) -> frozenset[str]:
+def _derived(word: str, act: bool = False) -> frozenset[str]:
     """Synsets derivationally related to the word's own lemmas (not its synonyms': 'weight'
-    should not reach what 'free weight' derives to)."""
+    should not reach what 'free weight' derives to); with `act`, from its verbs and acts."""
     reader = _wordnet()
     forms = {_key(word)} | {reader.morphy(_key(word), pos) for pos in _POS} - {None}
-    return frozenset(_wnid(related.synset()) for s in _synsets(word) for lemma in s.lemmas()
-                     if lemma.name().lower() in forms
+    return frozenset(_wnid(related.synset()) for s in _synsets(word)
+                     if not act or s.pos() == "v" or _is_act(s)
+                     for lemma in s.lemmas() if lemma.name().lower() in forms
                      for related in lemma.derivationally_related_forms())
 
 
-def link(word: str, evidence: str) -> float:
+def link(word: str, evidence: str, act: bool = False) -> float:
     """How well `evidence` (a tag label, an action word) supports `word` (from a question or
     option): 1.0 the same lemma or a synonym, 0.8 the evidence is a kind of the word
     ('cockatoo' supports 'bird', never the reverse), 0.6 derivationally related ('rider' and
-    'ride'), else 0.0."""
+    'ride'), else 0.0. `act`: the evidence is what someone was seen doing (`_common`)."""
     if _key(word) == _key(evidence):
         return SAME
-    wanted, given = _common_senses(word), {_wnid(s) for s in _common(evidence)}
+    wanted, given = _common_senses(word), {_wnid(s) for s in _common(evidence, act)}
     if wanted & given:
         return SAME
-    if wanted & _kinds_of(evidence):
+    if wanted & _kinds_of(evidence, act):
         return KIND
-    if (_derived(word) & given) or (_derived(evidence) & wanted):
+    if (_derived(word) & given) or (_derived(evidence, act) & wanted):
         return DERIVED
     return 0.0
 
@@ -265,9 +273,8 @@ def _defined(word: str) -> tuple:
     found = _common(word)
     reader = _wordnet()
     if _is_gerund(_key(word)) and not reader.synsets(_key(word), "n"):
-        act = reader.synset("act.n.02")
         nouns = reader.synsets(reader.morphy(_key(word), "v"), "n")[:EVIDENCE_SENSES]
-        found += tuple(s for s in nouns if act in _broader(s) and s not in found)
+        found += tuple(s for s in nouns if _is_act(s) and s not in found)
     return found
 
 

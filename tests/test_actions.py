@@ -198,6 +198,32 @@ def test_arms_flung_about_in_place_for_seconds_dance_and_a_burst_does_not(models
     assert "dancing" not in found(lambda k: 8 <= k < 15)
 
 
+def test_a_stride_is_a_walk_and_a_step_is_not(models):
+    """The tennis player's real keypoints carried across the picture: two seconds at 0.6 body
+    heights a second is walking, half a second of it (a body shifting its weight where it
+    stands) is nothing, and two seconds at 1.5 (past the walk-to-run change, about 2 m/s) is
+    running alone."""
+    person = _person("000000005586.jpg", models)
+    height = person.box[3] - person.box[1]
+
+    def moved(d: Detection, dx: float) -> Detection:
+        x1, y1, x2, y2 = d.box
+        pts = np.array(d.pose.keypoints, dtype=np.float32)
+        pts[:, 0] += dx
+        return replace(d, box=(x1 + dx, y1, x2 + dx, y2), pose=replace(d.pose, keypoints=pts))
+
+    def found(frames_moving: int, speed: float) -> set[str]:
+        x, frames = 0.0, []
+        for k in range(20):
+            x += speed * height * 0.2 if 5 <= k < 5 + frames_moving else 0.0
+            frames.append((k, k * 0.2, [moved(person, x)]))
+        return {a.action for a in actions.perceive(frames, (640, 480))} & {"walking", "running"}
+
+    assert found(10, 0.6) == {"walking"}
+    assert found(3, 0.6) == set()
+    assert found(10, 1.5) == {"running"}
+
+
 def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     person = _person("000000005586.jpg", models)
     toward = replace(person, pose=replace(person.pose, facing="camera"))
@@ -248,6 +274,23 @@ def test_an_activity_option_is_matched_through_wordnet_not_its_letters():
                               "tags": {}}}
     decision = option_match.decide(flipped, ["head massage", "handstand", "talking"])
     assert decision.chosen == 1, decision.explanation
+
+
+def test_what_someone_does_backs_an_option_only_through_its_acts():
+    """An action word links through its verbs and the nouns that are acts: raised arms are no
+    climb (WordNet's 'raise' is also an upward slope of a road, which it also calls a climb),
+    while a thing seen keeps all its nouns. 'Playing' tells no activity apart (a ballplayer
+    "plays baseball"; so does a pianist play): what is played does."""
+    from backend.agent import option_match
+    from backend.agent.activity_queries import ACTION_WORDS
+
+    raised = dict.fromkeys(ACTION_WORDS["raising arms"], 1.0)
+    shown = {"activities": {"words": raised, "tags": {}, "acts": sorted(raised)}}
+    assert option_match.decide(shown, ["climbing a wall", "swimming"]) is None
+    ballplayer = "n09835506"
+    tagged = {"activities": {"words": {}, "tags": {"ballplayer": [ballplayer, 1.0]}}}
+    decision = option_match.decide(tagged, ["playing baseball", "playing the piano"])
+    assert decision.chosen == 0 and decision.scores.get(1, 0.0) == 0.0, decision.explanation
 
 
 @pytest.mark.parametrize("question, options, route", [

@@ -85,14 +85,19 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
     facts = picture_facts(tables, span)
     covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
+    acts, things = set(), set()
     for r in rows:
         seconds = max(r["t_end"] - r["t_start"], 0.2) * r["score"]
         with_whom = lexicon.terms(r["other"]) if r["other"] and r["other"] != "person" else []
-        for word in {*ACTION_WORDS.get(r["action"], lexicon.terms(r["action"])), *with_whom}:
+        done = ACTION_WORDS.get(r["action"], lexicon.terms(r["action"]))
+        acts.update(done)
+        things.update(with_whom)
+        for word in {*done, *with_whom}:
             covered[word] += seconds
     words = {w: round(_strength(seconds, length), 3) for w, seconds in covered.items()}
     for kind, seconds in _things_in_view(tables, span).items():
         for word in lexicon.terms(kind):
+            things.add(word)
             strength = round(_THING_WEIGHT * _strength(seconds, length), 3)
             words[word] = max(words.get(word, 0.0), strength)
     for fact in facts:
@@ -106,7 +111,8 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                   times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
-                  typed={"activities": {"words": words, "tags": shown_tags}})
+                  typed={"activities": {"words": words, "tags": shown_tags,
+                                           "acts": sorted(acts - things)}})
 
 
 def _strength(seconds: float, length: float) -> float:

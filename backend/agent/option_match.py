@@ -14,7 +14,8 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
 - texts: what was read on screen or said (one entry per text or sentence);
 - activities: {"words": {a word of what people do ('riding', 'horse') or of a picture fact
   ('indoors'): how strongly the video shows it, 0-1}, "tags": {a tag's label: [its WordNet
-  id, strength]}}, matched through WordNet (`models/lexicon.py`);
+  id, strength]}, "acts": [the words that are only of what people were seen doing]}, matched
+  through WordNet (`models/lexicon.py`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
   on-screen text, or how many sightings there, for an object (`queries.position`; then
   where says which);
@@ -303,7 +304,8 @@ _ACTIVITY_PICK, _ACTIVITY_MARGIN = 0.4, 0.1
 # Words every option about a video shares: they tell no option apart.
 _GENERIC = {"person", "people", "man", "men", "woman", "women", "someone", "somebody", "boy",
             "girl", "child", "children", "kid", "video", "clip", "scene", "shown", "activity",
-            "action", "something", "thing", "things", "doing", "does", "done", "seen", "one"}
+            "action", "something", "thing", "things", "doing", "does", "done", "seen", "one",
+            "playing", "play", "plays"}
 
 
 def _by_activities(shown: dict, options: list[str]) -> Decision | None:
@@ -318,7 +320,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     the measured precision of the actions behind it (`precision.earns_high`)."""
     from models import lexicon
 
-    words, tags = shown.get("words", {}), shown.get("tags", {})
+    words, tags, acts = shown.get("words", {}), shown.get("tags", {}), set(shown.get("acts", ()))
     if not words and not tags:
         return None
     scores = {}
@@ -326,7 +328,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        links = {(term, ("word", w)): max(lexicon.link(term, w), lexicon.gloss_link(term, w)) * s
+        links = {(term, ("word", w)): max(lexicon.link(term, w, w in acts), lexicon.gloss_link(term, w)) * s
                  for term in asked for w, s in words.items()}
         links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
                                               lexicon.gloss_tag_link(term, wnid)) * s

@@ -67,8 +67,10 @@ BRIDGE = 1.0                # seconds of no support bridged inside one interval
 # States that a moment says nothing of: a wrist swung past the face in a strike, an aim or a
 # throw is at it for a frame or two, and arms fly about for a second in many sports. Chosen on
 # the tuning half of the labelled action clips (docs/PERCEPTION.md): the shorter runs there were
-# never what the clip's label said; a single image is still read as it is.
-LASTS = {"touching the face": 1.0, "dancing": 2.0}
+# never what the clip's label said; a single image is still read as it is. A walk or a run is
+# a stride at least (two steps, about a second): a shorter one is a body shifting its weight
+# where it stands, or a box that grew as an arm reached out.
+LASTS = {"touching the face": 1.0, "dancing": 2.0, "walking": 1.0, "running": 1.0}
 
 
 @dataclass(frozen=True)
