@@ -278,9 +278,9 @@ def test_an_activity_option_is_matched_through_wordnet_not_its_letters():
 
 def test_what_someone_does_backs_an_option_only_through_its_acts():
     """An action word links through its verbs and the nouns that are acts: raised arms are no
-    climb (WordNet's 'raise' is also an upward slope of a road, which it also calls a climb),
-    while a thing seen keeps all its nouns. 'Playing' tells no activity apart (a ballplayer
-    "plays baseball"; so does a pianist play): what is played does."""
+    climb (WordNet's 'raise' is also an upward slope of a road, which it also calls a climb).
+    'Playing' tells no activity apart (a ballplayer "plays baseball"; so does a pianist play):
+    what is played does."""
     from backend.agent import option_match
     from backend.agent.activity_queries import ACTION_WORDS
 
