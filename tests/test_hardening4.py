@@ -161,3 +161,55 @@ def test_with_a_login_every_route_but_the_login_page_asks_for_it(tmp_path):
                                                  "password": "lovelace"}).status_code == 200
             assert ada.get(f"{base}/gradio_api/startup-events").status_code == 200
             assert ada.get(f"{base}/config").status_code == 200
+
+
+# A fake ingest, run by `python -m` as the real one is: it presses Ctrl-C the way each failure
+# happened mid-ingest, then reports a step as the frame pass does, then would finish.
+_PRESSING = '''
+import ctypes, os, signal, sys
+import backend.ingest.pipeline
+from backend.cli import main
+
+def press():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(10 ** 7):  # Python runs the handler between instructions
+        pass
+
+def through_pyrun_string():
+    run = ctypes.pythonapi.PyRun_String
+    run.restype, run.argtypes = ctypes.py_object, [ctypes.c_char_p, ctypes.c_int,
+                                                   ctypes.py_object, ctypes.py_object]
+    run(b"press()", 258, {"press": press}, {})
+
+class Dropped:
+    def __del__(self):
+        press()
+
+def in_a_del():
+    Dropped()
+
+def ingest(path, settings, progress):
+    {how}()
+    progress("frames", 1, 2)
+    print("ran on to the end", file=sys.stderr)
+    raise SystemExit(0)
+
+backend.ingest.pipeline.ingest = ingest
+sys.exit(main(["ingest", sys.argv[1], "--quiet"]))
+'''
+
+
+@pytest.mark.parametrize("how", ["through_pyrun_string", "in_a_del"])
+def test_ctrl_c_wherever_a_library_catches_it_ends_the_command_with_130(how, tmp_path):
+    """A KeyboardInterrupt that passed through code an extension ran (PyRun_String) made the
+    interpreter kill itself with SIGINT after our message (status -2); one raised in a
+    `__del__` was dropped and the ingest ran on to its end (status 0)."""
+    (tmp_path / "presses").mkdir()
+    (tmp_path / "presses" / "__main__.py").write_text(_PRESSING.replace("{how}", how))
+    done = subprocess.run([sys.executable, "-m", "presses", str(clip("mot15_TUD-Campus.mp4"))],
+                          env={**os.environ, "MEMORYREEL_HOME": str(tmp_path / "home"),
+                               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert "Interrupted (Ctrl-C): `ingest` stopped" in done.stderr
+    assert "ran on to the end" not in done.stderr

@@ -34,6 +34,7 @@ from backend.cli.ask import SOLUTIONS_HELP, solutions
 from backend.cli.ask import add_parser as add_ask_parser
 from backend.cli.export import add_parser as add_export_parser
 from backend.cli.ingest import add_parser as add_ingest_parser
+from backend.cli.interrupt import handled as ctrl_c_handled
 from backend.cli.memory import add_parser as add_memory_parser
 from backend.errors import MemoryReelError, QueryError, UsageError
 from backend.inputs import check_text
@@ -496,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = None
     try:
-        with _stdout_to_stderr(json_mode):
+        with ctrl_c_handled(), _stdout_to_stderr(json_mode):
             args = build_parser().parse_args(argv)
             settings = config.load()
             config.third_party_environment(settings)

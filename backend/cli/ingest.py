@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from backend.cli import interrupt
 from backend.errors import UsageError
 
 
@@ -54,6 +55,7 @@ def _ingest_one(args, settings) -> dict:
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        interrupt.check()
         if args.json or args.quiet:
             return
         bar = bars.get(stage)
@@ -85,6 +87,7 @@ def _ingest_batch(args, settings, ray_address: str) -> dict:
 
     def progress(stage: str, done: int, total: int, outcome) -> None:
         nonlocal bar
+        interrupt.check()
         if args.json or args.quiet:
             return
         if bar is None or bar.desc != stage:

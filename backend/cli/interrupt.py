@@ -1,0 +1,48 @@
+"""Ctrl-C ends a command, whatever the libraries it runs do with the KeyboardInterrupt."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, raised by our handler instead of Python's own.
+
+    CPython remembers a plain KeyboardInterrupt that passed through code an extension ran with
+    PyRun_String as unhandled, whoever caught it after, and `python -m` then ends by sending
+    itself SIGINT: status -2 after our message instead of 130, about one Ctrl-C in three
+    mid-ingest. It compares the exception's class exactly, so a subclass is not remembered.
+    """
+
+
+_pressed = threading.Event()
+
+
+def _on_sigint(signum, frame) -> None:
+    _pressed.set()
+    raise Interrupted
+
+
+@contextlib.contextmanager
+def handled():
+    """While a command runs, Ctrl-C raises Interrupted and is remembered for `check`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (a test calling main from a thread)
+        return
+    _pressed.clear()
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        # None: the handler was set outside Python; the default is the nearest we can restore.
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
+def check() -> None:
+    """Raise Interrupted if Ctrl-C was pressed. An exception raised in a `__del__` (the regex
+    module's, mid-ingest) is printed and dropped, and the command would run on to its end:
+    long commands call this at every step they report."""
+    if _pressed.is_set():
+        raise Interrupted
