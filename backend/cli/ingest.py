@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from backend.cli import interrupt
+from backend.cli.interrupt import check as stop_if_interrupted
 from backend.errors import UsageError
 
 
@@ -55,7 +55,7 @@ def _ingest_one(args, settings) -> dict:
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        interrupt.check()
+        stop_if_interrupted()
         if args.json or args.quiet:
             return
         bar = bars.get(stage)
@@ -87,7 +87,7 @@ def _ingest_batch(args, settings, ray_address: str) -> dict:
 
     def progress(stage: str, done: int, total: int, outcome) -> None:
         nonlocal bar
-        interrupt.check()
+        stop_if_interrupted()
         if args.json or args.quiet:
             return
         if bar is None or bar.desc != stage:
