@@ -213,3 +213,16 @@ def test_ctrl_c_wherever_a_library_catches_it_ends_the_command_with_130(how, tmp
     assert done.returncode == 130, done.stderr[-2000:]
     assert "Interrupted (Ctrl-C): `ingest` stopped" in done.stderr
     assert "ran on to the end" not in done.stderr
+
+
+def test_quiet_means_no_bars_and_no_library_chatter(tmp_path):
+    """`ingest --quiet` still drew transformers' "Loading weights" bar, ultralytics announced
+    each of its five detectors and LanceDB warned that a new table would be created."""
+    done = subprocess.run([sys.executable, "-m", "backend", "ingest",
+                           str(clip("mot15_TUD-Campus.mp4")), "--quiet"],
+                          env={**os.environ, "MEMORYREEL_HOME": str(tmp_path / "home"),
+                               "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "ingested as" in done.stdout, done.stderr[-2000:]
+    for chatter in ("Loading weights", "ONNX Runtime", "it will be created", "%|"):
+        assert chatter not in done.stderr, done.stderr[-2000:]
