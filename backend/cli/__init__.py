@@ -499,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with ctrl_c_handled(), _stdout_to_stderr(json_mode):
             args = build_parser().parse_args(argv)
-            if json_mode or getattr(args, "quiet", False):
+            if getattr(args, "quiet", False):
                 # Read when each library loads: transformers draws a bar as it loads weights,
                 # ultralytics announces every detector, LanceDB warns it creates a new table.
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
