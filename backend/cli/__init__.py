@@ -497,14 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = None
     try:
-        with ctrl_c_handled(), _stdout_to_stderr(json_mode):
+        with ctrl_c_handled(), _stdout_to_stderr(json_mode), _quiet_libraries("--quiet" in argv):
             args = build_parser().parse_args(argv)
-            if getattr(args, "quiet", False):
-                # Read when each library loads: transformers draws a bar as it loads weights,
-                # ultralytics announces every detector, LanceDB warns it creates a new table.
-                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-                os.environ.setdefault("YOLO_VERBOSE", "false")
-                os.environ.setdefault("LANCEDB_LOG", "error")
             settings = config.load()
             config.third_party_environment(settings)
             payload = args.run(args, settings)
@@ -554,6 +548,25 @@ def _report_interrupt(json_mode: bool, args: argparse.Namespace | None) -> int:
 def _expected(error: Exception) -> bool:
     """Errors whose message tells the user what to do: the backend's and the models'."""
     return isinstance(error, (MemoryReelError, ModelError))
+
+
+# Read when each library loads: transformers draws a bar as it loads weights, ultralytics
+# announces every detector, LanceDB warns that it creates a new table.
+_LIBRARY_CHATTER_OFF = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "YOLO_VERBOSE": "false",
+                        "LANCEDB_LOG": "error"}
+
+
+@contextlib.contextmanager
+def _quiet_libraries(active: bool):
+    """While active, the libraries' own progress bars and notices are off (what the user set
+    stays); the environment is as it was afterwards, for a caller that runs `main` in-process."""
+    chosen = {k: v for k, v in _LIBRARY_CHATTER_OFF.items() if k not in os.environ} if active else {}
+    os.environ.update(chosen)
+    try:
+        yield
+    finally:
+        for name in chosen:
+            os.environ.pop(name, None)
 
 
 @contextlib.contextmanager
