@@ -199,20 +199,32 @@ sys.exit(main(["ingest", sys.argv[1], "--quiet"]))
 '''
 
 
+def _press(how: str, tmp_path, **popen) -> subprocess.CompletedProcess:
+    (tmp_path / "presses").mkdir()
+    (tmp_path / "presses" / "__main__.py").write_text(_PRESSING.replace("{how}", how))
+    return subprocess.run([sys.executable, "-m", "presses", str(clip("mot15_TUD-Campus.mp4"))],
+                          env={**os.environ, "MEMORYREEL_HOME": str(tmp_path / "home"),
+                               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
+                          capture_output=True, text=True, timeout=120, **popen)
+
+
 @pytest.mark.parametrize("how", ["through_pyrun_string", "in_a_del"])
 def test_ctrl_c_wherever_a_library_catches_it_ends_the_command_with_130(how, tmp_path):
     """A KeyboardInterrupt that passed through code an extension ran (PyRun_String) made the
     interpreter kill itself with SIGINT after our message (status -2); one raised in a
     `__del__` was dropped and the ingest ran on to its end (status 0)."""
-    (tmp_path / "presses").mkdir()
-    (tmp_path / "presses" / "__main__.py").write_text(_PRESSING.replace("{how}", how))
-    done = subprocess.run([sys.executable, "-m", "presses", str(clip("mot15_TUD-Campus.mp4"))],
-                          env={**os.environ, "MEMORYREEL_HOME": str(tmp_path / "home"),
-                               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])},
-                          capture_output=True, text=True, timeout=120)
+    done = _press(how, tmp_path)
     assert done.returncode == 130, done.stderr[-2000:]
     assert "Interrupted (Ctrl-C): `ingest` stopped" in done.stderr
     assert "ran on to the end" not in done.stderr
+
+
+def test_a_command_started_with_ctrl_c_ignored_runs_on(tmp_path):
+    """A shell starts background jobs with SIGINT ignored so that Ctrl-C spares them: the
+    command's own handler must not take that away."""
+    done = _press("through_pyrun_string", tmp_path,
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 0 and "ran on to the end" in done.stderr, done.stderr[-2000:]
 
 
 def test_quiet_means_no_bars_and_no_library_chatter(tmp_path):

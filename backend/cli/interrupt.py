@@ -28,8 +28,11 @@ def _on_sigint(signum, frame) -> None:
 @contextlib.contextmanager
 def handled():
     """While a command runs, Ctrl-C raises Interrupted and is remembered for `check`."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set a handler (a test calling main from a thread)
+    # Only the main thread may set a handler (a test may call main from another); and a shell
+    # starts background jobs with SIGINT ignored, so that Ctrl-C spares them: they keep it so.
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+        yield
         return
     _pressed.clear()
     previous = signal.signal(signal.SIGINT, _on_sigint)
