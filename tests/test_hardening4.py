@@ -19,6 +19,13 @@ from tests.conftest import REPO, clip, leftovers, running_app, settings_for
 from tests.test_cli_json import cli
 
 
+def plain_cli(*args: str, home, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m backend ARGS` without --json (tests.test_cli_json.cli reads its JSON)."""
+    return subprocess.run([sys.executable, "-m", "backend", *args],
+                          env={**os.environ, "MEMORYREEL_HOME": str(home), "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def test_a_batch_in_which_every_file_fails_exits_1_and_names_a_dangling_link(tmp_path):
     folder = tmp_path / "footage"
     folder.mkdir()
@@ -31,9 +38,7 @@ def test_a_batch_in_which_every_file_fails_exits_1_and_names_a_dangling_link(tmp
     reasons = {row["path"].rsplit("/", 1)[-1]: row["reason"] for row in payload["failed"]}
     assert set(reasons) == {"notes.mp4", "empty.avi", "gone.mp4"}
     assert "is a link to" in reasons["gone.mp4"] and "moved-away.mp4" in reasons["gone.mp4"]
-    done = subprocess.run([sys.executable, "-m", "backend", "ingest", str(folder)],
-                          env={**os.environ, "MEMORYREEL_HOME": str(home), "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=120)
+    done = plain_cli("ingest", str(folder), home=home)
     assert done.returncode == 1 and "0 ingested, 0 already in the library, 3 failed" in done.stdout
 
 
@@ -230,11 +235,8 @@ def test_a_command_started_with_ctrl_c_ignored_runs_on(tmp_path):
 def test_quiet_means_no_bars_and_no_library_chatter(tmp_path):
     """`ingest --quiet` still drew transformers' "Loading weights" bar, ultralytics announced
     each of its five detectors and LanceDB warned that a new table would be created."""
-    done = subprocess.run([sys.executable, "-m", "backend", "ingest",
-                           str(clip("mot15_TUD-Campus.mp4")), "--quiet"],
-                          env={**os.environ, "MEMORYREEL_HOME": str(tmp_path / "home"),
-                               "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=600)
+    done = plain_cli("ingest", str(clip("mot15_TUD-Campus.mp4")), "--quiet",
+                     home=tmp_path / "home", timeout=600)
     assert done.returncode == 0 and "ingested as" in done.stdout, done.stderr[-2000:]
     for chatter in ("Loading weights", "ONNX Runtime", "it will be created", "%|"):
         assert chatter not in done.stderr, done.stderr[-2000:]
