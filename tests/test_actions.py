@@ -293,6 +293,21 @@ def test_what_someone_does_backs_an_option_only_through_its_acts():
     assert decision.chosen == 0 and decision.scores.get(1, 0.0) == 0.0, decision.explanation
 
 
+def test_a_posture_backs_an_option_only_through_its_own_verb():
+    """To ride is to "sit and travel on the back of" an animal or vehicle: the judges seated
+    beside a fencing bout are not riding. What someone does that is no posture still links
+    through a definition: skateboarding is to "ride on a flat board"."""
+    from backend.agent import option_match
+
+    def shown(word):
+        return {"activities": {"words": {word: 1.0}, "tags": {}, "acts": [word]}}
+
+    seated = option_match.decide(shown("sitting"), ["riding a bike", "sitting on a bench"])
+    assert seated.chosen == 1 and seated.scores[0] == 0.0, seated.explanation
+    riding = option_match.decide(shown("riding"), ["skateboarding", "swimming"])
+    assert riding.chosen == 0, riding.explanation
+
+
 @pytest.mark.parametrize("question, options, route", [
     ("What is the woman doing?", ["cooking", "dancing"], ("activity", "What")),
     ("What activity is shown in this video?", ["tai chi", "archery"], ("activity", "What")),

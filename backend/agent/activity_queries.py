@@ -17,14 +17,13 @@ from collections import defaultdict
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import Result, Target, VideoTables, quoted
 from backend.errors import QueryError
-from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE
+from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE, POSTURES
 from models import lexicon
 from models.motion import CATEGORY as MOVING
 
 # A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
 TAG_FLOOR = 0.1
 _LISTED = 12
-_POSTURES = ("standing", "sitting", "lying", "bending")
 _FEW = 3   # up to this many people, an account names each; more, it counts them
 # Things in view tell what is done with them, less surely than an action read off a body does:
 # a ball for basketball, a microwave for cooking, a racket for tennis.
@@ -152,7 +151,7 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
     by_person: dict[int, list[str]] = defaultdict(list)
     for r in rows:
-        if r["action"] in _POSTURES and len(rows) > _LISTED:
+        if r["action"] in POSTURES and len(rows) > _LISTED:
             continue
         other = f" {r['other']} #{r['other_id']}" if r["other_id"] is not None else ""
         by_person[r["instance_id"]].append(
@@ -185,7 +184,7 @@ def doings(tables: VideoTables, span: Span | None) -> str:
         run[0] += max(r["t_end"] - r["t_start"], 0.2) * r["score"]
         run[1], run[2] = min(run[1], r["t_start"]), max(run[2], r["t_end"])
     done = {pid: sorted(acts.items(), key=lambda kv: -kv[1][0]) for pid, acts in seconds.items()}
-    done = {pid: [a for a in acts if a[0] not in _POSTURES] or acts[:1] for pid, acts in done.items()}
+    done = {pid: [a for a in acts if a[0] not in POSTURES] or acts[:1] for pid, acts in done.items()}
     if len(done) <= _FEW:
         return "; ".join(f"#{pid} " + ", ".join(f"{a} {run[1]:.1f}-{run[2]:.1f} s"
                                                for a, run in acts[:3])

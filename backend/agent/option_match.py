@@ -31,6 +31,7 @@ from difflib import SequenceMatcher
 
 from backend import kinds
 from backend.agent import meaning, typed_values
+from backend.ingest.actions import POSTURES
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        links = {(term, ("word", w)): max(lexicon.link(term, w, w in acts), lexicon.gloss_link(term, w)) * s
+        links = {(term, ("word", w)): _word_link(term, w, w in acts) * s
                  for term in asked for w, s in words.items()}
         links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
                                               lexicon.gloss_tag_link(term, wnid)) * s
@@ -352,6 +353,16 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     return Decision(backed, None, "", f"Options {', '.join(repr(options[i]) for i in backed)} "
                     f"have some support in what the video shows ({shown_words}; scores: "
                     f"{listed}); the evidence cannot tell them apart.", scores)
+
+
+def _word_link(term: str, word: str, act: bool) -> float:
+    """How well a word of what was seen supports an option's term. A posture links through its
+    own verb only: 'ride' is to "sit and travel on the back of" an animal, and people seated
+    anywhere (a fencing bout's judges) are not riding."""
+    from models import lexicon
+
+    through_definition = 0.0 if act and word in POSTURES else lexicon.gloss_link(term, word)
+    return max(lexicon.link(term, word, act), through_definition)
 
 
 def _each_once(links: dict[tuple[str, tuple], float], terms: list[str]) -> list[float]:

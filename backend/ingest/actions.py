@@ -55,6 +55,8 @@ WITH_OBJECTS = ("holding", "carrying", "riding", "drinking", "eating", "using a 
                 "swinging", "throwing")
 BETWEEN_PEOPLE = ("facing each other", "hands joined", "hugging", "fighting", "passing a ball")
 ACTIONS = BODY + WITH_OBJECTS + BETWEEN_PEOPLE
+# How a body is held rather than what it does: the pose model's reading of every frame.
+POSTURES = ("standing", "sitting", "lying", "bending")
 
 # Events last a moment: one supporting frame is an interval. States need two (or the whole
 # track, for a still image).

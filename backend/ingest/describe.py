@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backend.ingest.actions import ACTIONS as ACTION_NAMES
+from backend.ingest.actions import ACTIONS as ACTION_NAMES, POSTURES
 from backend.ingest.colours import colour_name
 from backend.places import third
 from models.types import Pose
@@ -160,8 +160,6 @@ def body(points: list[TrackPoint]) -> str:
 
 # Actions said of a person in a summary: the longest first, so a brief misreading comes last.
 _ACTIONS_SAID = 4
-# Postures are said by `body` already.
-_POSTURES = {"standing", "sitting", "lying", "bending"}
 
 
 def _act_words(act, kinds: dict[int, str]) -> str:
@@ -173,8 +171,8 @@ def _act_words(act, kinds: dict[int, str]) -> str:
 def doing(acts: Sequence, kinds: dict[int, str]) -> str:
     """What a person does over the whole video, e.g. 'does: walking 0.0-6.2 s, holding cup
     #4 2.0-3.4 s' (`actions.Action`s; `kinds` names the other instances); '' when nothing was
-    read."""
-    kept = sorted((a for a in acts if a.action not in _POSTURES),
+    read. Postures are left to `body`, which says them already."""
+    kept = sorted((a for a in acts if a.action not in POSTURES),
                   key=lambda a: a.t_start - a.t_end)[:_ACTIONS_SAID]
     if not kept:
         return ""
@@ -194,7 +192,7 @@ def doing_between(acts: Sequence, t0: float, t1: float, kinds: dict[int, str]) -
     """{person: 'walking, holding cup #4'}: the actions under way in [t0, t1)."""
     during = defaultdict(list)
     for a in acts:
-        if a.action not in _POSTURES and a.t_start < t1 and a.t_end >= t0:
+        if a.action not in POSTURES and a.t_start < t1 and a.t_end >= t0:
             words = _act_words(a, kinds)
             if words not in during[a.instance_id]:
                 during[a.instance_id].append(words)
