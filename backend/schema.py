@@ -11,7 +11,7 @@ import sqlite_utils
 
 from backend.graph import schema as graph_schema
 
-TABLES = ("video", "instances", "detections", "actions", "tags", "timeline", "speech",
+TABLES = ("video", "instances", "detections", "actions", "activities", "tags", "timeline", "speech",
           "speech_words", "ocr", "shots", "scenes", *graph_schema.GRAPH_TABLES)
 
 SCHEMA_DOC = """\
@@ -46,10 +46,16 @@ actions(id INTEGER, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL, 
   -- ridden horse, the other person), else NULL; evidence says what the rule saw; score is the
   -- share of the person's frames in the interval that support it. Who rides something:
   -- SELECT instance_id, other_id, t_start, t_end FROM actions WHERE action = 'riding'.
+activities(id INTEGER, t_start REAL, t_end REAL, activity TEXT, score REAL)
+  -- what a Kinetics-400 video classifier (I3D) says is happening over an interval, from about
+  -- a second of motion in it: one of 400 human activities ('playing basketball', 'riding a
+  -- bike', 'salsa dancing', 'cooking egg'); up to five rows per interval, score its
+  -- probability (0-1). Who does it is not said: the actions table has the people.
 tags(id INTEGER, t_start REAL, t_end REAL, tag TEXT, wnid TEXT, score REAL)
   -- what an ImageNet-1k classifier sees in the whole picture over an interval, beyond the
-  -- tracked kinds: animals, tools, sports gear, places ('sulphur-crested cockatoo', 'barbell',
-  -- 'cliff'); wnid is its WordNet id, score its probability (0-1).
+  -- tracked kinds: animals, tools, sports gear ('sulphur-crested cockatoo', 'barbell',
+  -- 'cliff'), and the place a Places365 classifier names ('kitchen', 'basketball court,
+  -- indoor', 'ice skating rink, outdoor'); wnid is its WordNet id, score its probability (0-1).
 timeline(id INTEGER, t_start REAL, t_end REAL, description TEXT, source TEXT, speech TEXT,
          ocr TEXT, instance_ids TEXT)
   -- one row per time step (time-dominant memory); description of what is seen, source names
@@ -102,6 +108,8 @@ def create_tables(db: sqlite_utils.Database) -> None:
     }, pk="id", foreign_keys=[("instance_id", "instances", "id")])
     db["actions"].create_index(["instance_id"])
     db["actions"].create_index(["action"])
+    db["activities"].create({"id": int, "t_start": float, "t_end": float, "activity": str,
+                             "score": float}, pk="id")
     db["tags"].create({"id": int, "t_start": float, "t_end": float, "tag": str, "wnid": str,
                        "score": float}, pk="id")
     db["tags"].create_index(["tag"])

@@ -17,10 +17,10 @@ import numpy as np
 from models.captioner import Captioner
 from models.llm import ChatModel
 from models.pose import Box
-from models.types import Detection, FrameLook, Pose, SpeechSegment, Tag, TextItem
+from models.types import Activity, Detection, FrameLook, Pose, SpeechSegment, Tag, TextItem
 
 __all__ = ["Captioner", "ChatModel", "Embedder", "FrameTagger", "KindsTracker", "MovingObjectTracker", "ObjectTracker",
-           "PoseModel", "SceneModel", "SpeechModel", "TextModel"]
+           "PoseModel", "SceneModel", "SpeechModel", "TextModel", "VideoClassifier"]
 
 
 class ObjectTracker(Protocol):
@@ -104,12 +104,23 @@ class TextModel(Protocol):
 
 
 class FrameTagger(Protocol):
-    """Names what whole frames show with ImageNet-1k classes."""
+    """Names what whole frames show with a classifier's classes: ImageNet-1k things, Places365
+    scenes."""
 
     name: str
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """One list per frame (HxWx3 uint8 RGB, any size), best first."""
+
+
+class VideoClassifier(Protocol):
+    """Names what is happening in short clips with a video classifier's activities."""
+
+    name: str
+    frames: int  # the frames a clip is read as (fewer are looped, more resampled)
+
+    def classify(self, clips: list[list[np.ndarray]], top: int = 5) -> list[list[Activity]]:
+        """One list per clip (frames HxWx3 uint8 RGB at about 25 fps), best first."""
 
 
 class Embedder(Protocol):

@@ -15,10 +15,6 @@ data/imagenet_classes.tsv.
 
 from __future__ import annotations
 
-import logging
-import os
-import tempfile
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import util
@@ -26,13 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from models import classifier_onnx
 from models.detector_onnx import session
 from models.types import Tag
 from models.weights import WeightsError, file_lock, sha256_file
 
 __all__ = ["ImageTagger", "Tag", "VARIANTS"]
-
-log = logging.getLogger(__name__)
 
 _FOLDER = "tagger-onnx"
 _CLASSES = Path(__file__).resolve().parent / "data" / "imagenet_classes.tsv"
@@ -103,26 +98,10 @@ def _export(variant: Variant, weights: Path, target: Path) -> None:
     except ImportError as exc:
         raise WeightsError(f"exporting the tagger to ONNX needs torch and {_LOADER}: pip "
                            f"install --no-deps '{_LOADER}' ({exc})") from exc
-    log.info("exporting %s to ONNX once (cached as %s)", weights.name, target)
     # from_name + load_state_dict: from_pretrained would print to stdout, which the CLI owns.
     model = EfficientNet.from_name(variant.name)
     model.load_state_dict(torch.load(weights, map_location="cpu"), strict=True)
-    model.eval()
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        with warnings.catch_warnings():  # the TorchScript exporter's deprecation and folding notes
-            warnings.simplefilter("ignore")
-            # dynamo=False: the torch.export-based exporter needs onnxscript, not installed.
-            torch.onnx.export(model, torch.zeros(1, 3, variant.size, variant.size), partial,
-                              dynamo=False, input_names=["images"], output_names=["logits"],
-                              dynamic_axes={"images": {0: "frames"}, "logits": {0: "frames"}},
-                              opset_version=17)
-        os.replace(partial, target)
-    except Exception as exc:  # noqa: BLE001 - any export failure is the user's to see
-        raise WeightsError(f"ONNX export of {weights} failed: {exc}") from exc
-    finally:
-        Path(partial).unlink(missing_ok=True)
+    classifier_onnx.export(model.eval(), variant.size, target, weights)
 
 
 @lru_cache(maxsize=1)
@@ -164,9 +143,5 @@ class ImageTagger:
         if not frames_rgb:
             return []
         batch = np.stack([preprocess(f, self.variant.size) for f in frames_rgb])
-        logits = self._session.run(None, {"images": batch})[0].astype(np.float64)
-        probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probabilities /= probabilities.sum(axis=1, keepdims=True)
-        names = classes()
-        return [[Tag(names[i][1], names[i][0], float(row[i])) for i in np.argsort(-row)[:top]]
-                for row in probabilities]
+        logits = self._session.run(None, {"images": batch})[0]
+        return classifier_onnx.top_tags(logits, classes(), top)

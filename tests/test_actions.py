@@ -27,7 +27,7 @@ def models(tmp_path_factory) -> ModelSet:
 
 def read(models: ModelSet, name: str) -> dict[str, list[actions.Action]]:
     image = np.asarray(Image.open(COCO / name).convert("RGB"))
-    found, _, _ = perceive_image(image, models)
+    found, *_ = perceive_image(image, models)
     by_action: dict[str, list[actions.Action]] = {}
     for act in found:
         by_action.setdefault(act.action, []).append(act)

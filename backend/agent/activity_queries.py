@@ -24,6 +24,8 @@ from models.motion import CATEGORY as MOVING
 # A tag seen at this probability or more is evidence; below, ImageNet's thousand classes guess.
 TAG_FLOOR = 0.1
 _LISTED = 12
+_HAPPENING = 5   # activities listed, the most seen first
+_SAID = 0.2      # an account names an activity seen this sure over the time asked about
 _FEW = 3   # up to this many people, an account names each; more, it counts them
 # Things in view tell what is done with them, less surely than an action read off a body does:
 # a ball for basketball, a microwave for cooking, a racket for tennis.
@@ -82,6 +84,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                        f"MAX(t_end) AS t1 FROM tags "
                        f"WHERE score >= {TAG_FLOOR}{_overlap(span)} GROUP BY tag "
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
+    happening = _happening(tables, span)
     facts = picture_facts(tables, span)
     covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
     acts, things = set(), set()
@@ -99,13 +102,19 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
             things.add(word)
             strength = round(_THING_WEIGHT * _strength(seconds, length), 3)
             words[word] = max(words.get(word, 0.0), strength)
+    for r in happening:
+        # Its probability over the time asked about, read as a tag's is: 0.5 or more is sure.
+        strength = round(min(1.0, 2 * max(r["seen"], 0.0) / length), 3)
+        for word in lexicon.terms(r["activity"]):
+            words[word] = max(words.get(word, 0.0), strength)
     for fact in facts:
         words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
     shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
-    text = _statement(rows, tags, facts, span)
+    text = _statement(rows, tags, facts, span, happening)
     actions_used = sorted({r["action"] for r in rows})
     # Colour footage shot in daylight tells nothing: with no action and no tag, nothing to go on.
-    support = "computed" if rows or tags else "read" if set(facts) & set(FACT_WORDS) else "none"
+    support = "computed" if rows or tags or happening else \
+        "read" if set(facts) & set(FACT_WORDS) else "none"
     return Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
                   times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
                   instance_ids=sorted({r["instance_id"] for r in rows}),
@@ -147,7 +156,8 @@ def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:
     return facts
 
 
-def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span | None) -> str:
+def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span | None,
+               happening: list[dict]) -> str:
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
     by_person: dict[int, list[str]] = defaultdict(list)
     for r in rows:
@@ -162,12 +172,36 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
         text = f"What people do{where} (read from body keypoints and the objects at hand): {people}."
     else:
         text = f"No action of a tracked person was read{where}."
+    if happening:
+        text += " What is happening (Kinetics-400 video classifier, best probability): " + \
+            ", ".join(f"{r['activity']} {r['score']:.2f} ({r['t0']:.0f}-{r['t1']:.0f} s)"
+                      for r in happening) + "."
     if tags:
-        text += " The whole picture shows (ImageNet classifier, probability): " + ", ".join(
+        text += " The whole picture shows (ImageNet and Places365 classifiers, probability): " + ", ".join(
             f"{t['tag']} {t['score']:.2f} ({t['t0']:.0f}-{t['t1']:.0f} s)" for t in tags) + "."
     if facts:
         text += f" Picture: {', '.join(facts)}."
     return text
+
+
+def _happening(tables: VideoTables, span: Span | None) -> list[dict]:
+    """The activities the video classifier read over the span, the most seen first: `seen` is
+    the seconds of the span each covers, times its probability."""
+    if not has(tables, "activities"):
+        return []
+    lo, hi = (span.start, span.end) if span is not None else (0.0, tables.duration)
+    return tables.rows(
+        f"SELECT activity, MAX(score) AS score, MIN(t_start) AS t0, MAX(t_end) AS t1, "
+        f"SUM((MIN(t_end, {hi}) - MAX(t_start, {lo})) * score) AS seen FROM activities "
+        f"WHERE 1 = 1{_overlap(span)} GROUP BY activity ORDER BY seen DESC LIMIT {_HAPPENING}")
+
+
+def happening(tables: VideoTables, span: Span | None) -> str:
+    """What seems to be happening over the span, for an account: the video classifier's
+    activities that hold for a fifth of it or more ('playing basketball 0.83')."""
+    length = max((span.end - span.start) if span is not None else tables.duration, 1e-3)
+    return ", ".join(f"{r['activity']} {r['score']:.2f}" for r in _happening(tables, span)
+                     if r["seen"] / length >= _SAID)
 
 
 def doings(tables: VideoTables, span: Span | None) -> str:

@@ -98,6 +98,8 @@ def _what_happens(tables: VideoTables, span: Span | None) -> str:
     """What people do and where, ahead of the inventory: a head line that only counted the
     tracked kinds was told back by the model as the account of what happens."""
     said = ""
+    if seems := activity_queries.happening(tables, span):
+        said += f"what seems to be happening (a video classifier): {seems}; "
     if doing := activity_queries.doings(tables, span):
         said += f"what people do: {doing}; "
     # Colour footage from a camera in daylight is what every video is: only the rest tells.

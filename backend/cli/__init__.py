@@ -94,8 +94,8 @@ def _print_sql(payload: dict) -> None:
 
 def _setup(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
-    detectors for their runtime and the frame tagger to ONNX, so the first ingest is quick.
-    Without the object detector or the tagger the rest still works: setup says exactly what
+    detectors for their runtime, the frame and place taggers and the activity classifier to
+    ONNX, so the first ingest is quick. Without the object detector or a tagger the rest still works: setup says exactly what
     failed, and ingest tracks people and moving things only, or records no tags."""
     from backend.factory import ModelSet
     from models import coco, weights, wheel_weights
@@ -138,6 +138,26 @@ def _setup(args, settings) -> dict:
         except weights.WeightsError as e:
             log.warning("the frame tagger is not ready: %s", e)
             prepared["tagger"] = f"not ready, frames get no tags: {e}"
+    if settings.places_enabled:
+        try:
+            from models import places as place_model
+
+            place_model.exported(settings.cache_dir, fetch=True)
+            places = ModelSet(settings).places
+            prepared[f"places ({places.name})"] = places.path
+        except weights.WeightsError as e:
+            log.warning("the place tagger is not ready: %s", e)
+            prepared["places"] = f"not ready, frames get no place tags: {e}"
+    if settings.activities_enabled:
+        try:
+            from models import video_actions
+
+            video_actions.exported(settings.cache_dir, fetch=True)
+            classifier = ModelSet(settings).video_actions
+            prepared[f"activities ({classifier.name})"] = classifier.path
+        except weights.WeightsError as e:
+            log.warning("the activity classifier is not ready: %s", e)
+            prepared["activities"] = f"not ready, videos get no activities: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 

@@ -136,15 +136,17 @@ def print_actions_bench(payload: dict) -> None:
     if "clips_bench" in payload:
         _print_clips_bench(payload["clips_bench"])
         return
-    print(f"{payload['source']}: {payload['images']} images; tagger {payload['tagger']}")
+    print(f"{payload['source']}: {payload['images']} images; tagger {payload['tagger']}; "
+          f"places {payload.get('places', 'off')}")
     for half, figures in payload["halves"].items():
         print(f"\n{half} half: action | stated | right | captions say | precision | recall")
         for action, c in sorted(figures["actions"].items()):
             if c["predicted"] or c["true"]:
                 print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "
                       f"{_share(c['precision'])} | {_share(c['recall'])}")
-        tags = figures["tags"]
-        print(f"  top tag named in a caption: {tags['top1_right']} of {tags['top1_of']}")
+        for table, what in (("tags", "top tag"), ("scenes", "top place tag")):
+            top = figures.get(table, {"top1_right": 0, "top1_of": 0})
+            print(f"  {what} named in a caption: {top['top1_right']} of {top['top1_of']}")
         for fact, c in figures["places"].items():
             print(f"  {fact}: said {c['of']}, right {c['right']}, captions say {c['true']} "
                   f"(precision {_share(c['precision'])}, recall {_share(c['recall'])})")

@@ -104,9 +104,9 @@ def _tag_true(tag, captions: list[str]) -> bool:
     return bool(words & names) or any(lexicon.phrase_link(c, tag.label) > 0 for c in captions)
 
 
-def perceive_image(image: np.ndarray, models) -> tuple[list[actions.Action], list, dict]:
-    """The image as one frame of a video: people with keypoints, objects, actions, tags and the
-    picture's facts."""
+def perceive_image(image: np.ndarray, models) -> tuple[list[actions.Action], list, list, dict]:
+    """The image as one frame of a video: people with keypoints, objects, actions, tags, place
+    tags and the picture's facts."""
     models.tracker.reset()
     people = models.tracker.track(image)
     things = []
@@ -117,9 +117,10 @@ def perceive_image(image: np.ndarray, models) -> tuple[list[actions.Action], lis
     detections = people + things
     found = actions.perceive([(0, 0.0, detections)], (image.shape[1], image.shape[0]))
     tags = models.tagger.tags([image])[0] if models.tagger is not None else []
-    facts = picture_facts.shot_facts([picture_facts.measure(image)], tags,
+    places = models.places.tags([image])[0] if models.places is not None else []
+    facts = picture_facts.shot_facts([picture_facts.measure(image)], tags + places,
                                      {d.category for d in detections})
-    return found, tags, facts
+    return found, tags, places, facts
 
 
 def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None) -> dict:
@@ -129,12 +130,13 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
     half = halves(list(captions))
     tally = {h: {"actions": defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0}),
                  "tags": defaultdict(lambda: {"right": 0, "of": 0}),
+                 "scenes": defaultdict(lambda: {"right": 0, "of": 0}),
                  # whole-picture facts: indoors, outdoors, black and white, animation
                  "places": defaultdict(lambda: {"right": 0, "of": 0, "true": 0})}
              for h in ("tune", "report")}
     for n, name in enumerate(names, start=1):
         image = np.asarray(Image.open(folder / "images" / name).convert("RGB"))
-        found, tags, facts = perceive_image(image, models)
+        found, tags, places, facts = perceive_image(image, models)
         stated, place = truth_of(captions[name])
         said = {a.action for a in found}
         t = tally[half[name]]
@@ -143,11 +145,11 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
             row["predicted"] += action in said
             row["true"] += action in stated
             row["tp"] += action in said and action in stated
-        if tags:
-            top = tags[0]
-            cell = t["tags"][top.label]
-            cell["of"] += 1
-            cell["right"] += _tag_true(top, captions[name])
+        for table, found_tags in (("tags", tags), ("scenes", places)):
+            if found_tags:
+                cell = t[table][found_tags[0].label]
+                cell["of"] += 1
+                cell["right"] += _tag_true(found_tags[0], captions[name])
         text = " ".join(captions[name]).lower()
         truths = {"indoors": place == "indoors", "outdoors": place == "outdoors",
                   "black and white": bool(re.search(GREY, text)),
@@ -160,9 +162,11 @@ def actions_bench(root: Path, models, limit: int = 0, progress=lambda line: None
                 cell["of"] += 1
                 cell["right"] += true
         progress(f"{n}/{len(names)} {name}: said {sorted(said)}, captions {sorted(stated)}, "
-                 f"tag {tags[0].label if tags else '-'}, place {facts.get('place')} / {place}")
+                 f"tag {tags[0].label if tags else '-'}, scene {places[0].label if places else '-'}, "
+                 f"place {facts.get('place')} / {place}")
     return {"source": "COCO val2017 first 128, five human captions each",
             "images": len(names), "tagger": models.tagger.name if models.tagger is not None else "off",
+            "places": models.places.name if models.places is not None else "off",
             "halves": {h: _figures(t) for h, t in tally.items()}}
 
 
@@ -171,14 +175,16 @@ def _figures(t: dict) -> dict:
     for action, c in t["actions"].items():
         rows[action] = {**c, "precision": round(c["tp"] / c["predicted"], 3) if c["predicted"] else None,
                         "recall": round(c["tp"] / c["true"], 3) if c["true"] else None}
-    tags = {label: c for label, c in t["tags"].items()}
-    right = sum(c["right"] for c in tags.values())
-    of = sum(c["of"] for c in tags.values())
-    return {"actions": rows,
-            "tags": {"top1_right": right, "top1_of": of, "by_tag": tags},
+    return {"actions": rows, "tags": _top_tags(t["tags"]), "scenes": _top_tags(t["scenes"]),
             "places": {p: {**c, "precision": round(c["right"] / c["of"], 3) if c["of"] else None,
                            "recall": round(c["right"] / c["true"], 3) if c["true"] else None}
                        for p, c in t["places"].items()}}
+
+
+def _top_tags(by_tag: dict) -> dict:
+    """How often the top tag was one the captions name, in all and by tag."""
+    return {"top1_right": sum(c["right"] for c in by_tag.values()),
+            "top1_of": sum(c["of"] for c in by_tag.values()), "by_tag": dict(by_tag)}
 
 
 def precision_table(payload: dict) -> dict:

@@ -113,6 +113,11 @@ def frames_at(path: Path, meta: VideoMeta, indices: list[int]) -> dict[int, np.n
     return {i: frame for i, _, frame in iter_frames(path, meta, wanted)}
 
 
+def seeks_exactly(path: Path) -> bool:
+    """Whether `frames_at` reaches a frame without decoding the video up to it."""
+    return _looks_like_mp4(Path(path))
+
+
 def spread_frames(path: Path, meta: VideoMeta, indices: list[int], count: int) -> list[np.ndarray]:
     """`count` of the sampled frames spread evenly through the video, where the
     container seeks exactly (MP4/MOV); none elsewhere, where reaching them means decoding the

@@ -60,6 +60,8 @@ class FrameEvidence:
     objects_frames: int = 0  # the sampled frames the object detector ran on
     tagger: str = "off"   # what tagged the whole picture, or why nothing did
     tag_runs: list[tuple[float, list]] = field(default_factory=list)   # (t, [models.tagger.Tag])
+    places: str = "off"   # what named the place, or why nothing did
+    place_runs: list[tuple[float, list]] = field(default_factory=list)  # (t, [Tag]) of places
     measures: list[tuple[float, Measure]] = field(default_factory=list)  # whole-picture facts
 
 
@@ -80,7 +82,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     reader = models.ocr if settings.ocr_enabled else None
     captioner = models.captioner
     tagger = _tagger(models, evidence)
-    last_tagged = last_objects = None
+    placer = _placer(models, evidence)
+    last_tagged = last_placed = last_objects = None
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
@@ -176,6 +179,12 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                     evidence.tag_runs.append((t, tagger.tags([frame])[0]))
                 evidence.seconds["tags"] += time.perf_counter() - mark
                 last_tagged = (t, thumb)
+            if placer is not None and _key_frame(t, thumb, last_placed, settings.place_interval,
+                                                 settings.caption_change):
+                mark = time.perf_counter()
+                evidence.place_runs.append((t, placer.tags([frame])[0]))
+                evidence.seconds["places"] += time.perf_counter() - mark
+                last_placed = (t, thumb)
             progress("frames", n + 1, len(indices))
         if held is not None:
             held.finish(evidence)
@@ -289,6 +298,14 @@ def _tagger(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
     tagger, failed = _optional(lambda: models.tagger, "the whole picture is not tagged")
     evidence.tagger = failed or (tagger.name if tagger is not None else "off")
     return tagger
+
+
+def _placer(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
+    """The Places365 tagger; None when place tags are off or it could not be built, the
+    reason recorded in `evidence.places`."""
+    placer, failed = _optional(lambda: models.places, "the place is not named")
+    evidence.places = failed or (placer.name if placer is not None else "off")
+    return placer
 
 
 def _optional(build: Callable[[], T], what: str) -> tuple[T | None, str]:

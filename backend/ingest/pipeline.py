@@ -25,7 +25,7 @@ from backend.config import Settings
 from backend.errors import DiskFullError, InputError
 from backend.factory import ModelSet, llm_for
 from backend import episodic
-from backend.ingest import (actions, animated, decode, frame_pass, objects, picture_facts,
+from backend.ingest import (actions, activities, animated, decode, frame_pass, objects, picture_facts,
                             preview, scenes, tables)
 from backend.ingest.frame_pass import FrameEvidence, Progress
 from backend.ingest.tracks import clean_tracks, drop_cut_off, drop_doubles, fill_gaps, relabel
@@ -137,6 +137,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             model_names["objects_frames"] = evidence.objects_frames  # the rest kept its objects
             model_names["detector_imgsz"] = evidence.detector_imgsz
             model_names["tagger"] = evidence.tagger
+            model_names["places"] = evidence.places
             model_names["actions"] = actions.RULES
             model_names["picture"] = [round(x) for x in evidence.picture]
             model_names["categories"] = sorted({*model_names["categories"], *evidence.object_kinds,
@@ -159,6 +160,9 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                 acts = actions.perceive(frames, (meta.width, meta.height), evidence.looks)
             with stage("scenes"):
                 shots, segment_scenes = _scenes(evidence, meta, settings, progress, frames)
+            with stage("activities"):
+                happening, model_names["activities"] = activities.read(source, meta, shots,
+                                                                       settings, models)
             with stage("describe"):
                 db = sqlite_utils.Database(folder / "video.db")
                 try:
@@ -176,8 +180,10 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
                     tables.write_speech(db, speech)
                     tables.write_ocr(db, evidence.ocr_runs)
                     db["shots"].insert_all(asdict(shot) for shot in shots)
-                    db["tags"].insert_all(picture_facts.tag_rows(evidence.tag_runs, shots,
-                                                                 meta.duration))
+                    db["activities"].insert_all(happening)
+                    things = picture_facts.tag_rows(evidence.tag_runs, shots, meta.duration)
+                    db["tags"].insert_all(things + picture_facts.tag_rows(
+                        evidence.place_runs, shots, meta.duration, first_id=len(things) + 1))
                     db["scenes"].insert_all(scene.row(i) for i, scene in enumerate(segment_scenes, start=1))
                     episodes = tables.write_timeline(db, tracks, speech, evidence, meta, settings,
                                                model_names["captions"], (shots, segment_scenes),
@@ -245,7 +251,8 @@ def _scenes(evidence: FrameEvidence, meta: decode.VideoMeta, settings: Settings,
     the timeline, before merging)."""
     kinds_at = [(t, {d.category for d in detections}) for _, t, detections in frames]
     shots = picture_facts.with_facts(scenes.shots(evidence.cuts, meta.duration),
-                                     evidence.measures, evidence.tag_runs, kinds_at)
+                                     evidence.measures, evidence.tag_runs + evidence.place_runs,
+                                     kinds_at)
     return shots, scenes.segment_scenes(evidence.looks, evidence.cuts, shots,
                                         tables.steps(meta.duration, settings.segment_seconds),
                                         lambda done, total: progress("scenes", done, total))

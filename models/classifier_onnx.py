@@ -1,0 +1,54 @@
+"""Whole-frame classifiers (ImageNet things, Places365 scenes) and the Kinetics clip classifier:
+exported once from torch to ONNX, so that inference needs ONNX Runtime only, and their logits
+read as ranked tags."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from models.types import Tag
+from models.weights import WeightsError
+
+log = logging.getLogger(__name__)
+
+
+def export(model, size: int, target: Path, source: Path,
+           shape: tuple[int, ...] | None = None) -> None:
+    """Write `model` (eval mode, input N x 3 x size x size, or N x `shape` where given; output
+    logits) to `target`, whole or not at all; only N is left free. `source` names the weights
+    in messages."""
+    import torch
+
+    log.info("exporting %s to ONNX once (cached as %s)", source.name, target)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():  # the TorchScript exporter's deprecation and folding notes
+            warnings.simplefilter("ignore")
+            # dynamo=False: the torch.export-based exporter needs onnxscript, not installed.
+            torch.onnx.export(model, torch.zeros(1, *(shape or (3, size, size))), partial,
+                              dynamo=False, input_names=["images"], output_names=["logits"],
+                              dynamic_axes={"images": {0: "frames"}, "logits": {0: "frames"}},
+                              opset_version=17)
+        os.replace(partial, target)
+    except Exception as exc:  # noqa: BLE001 - any export failure is the user's to see
+        raise WeightsError(f"ONNX export of {source} failed: {exc}") from exc
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
+def top_tags(logits: np.ndarray, classes, top: int) -> list[list[Tag]]:
+    """Each row of logits as its `top` classes, best first, with softmax probabilities;
+    `classes` holds (wnid, label) or, for places, (wnid, label, indoors/outdoors) in the order
+    of the logits."""
+    logits = logits.astype(np.float64)
+    probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    return [[Tag(classes[i][1], classes[i][0], float(row[i]), *classes[i][2:])
+             for i in np.argsort(-row)[:top]] for row in probabilities]

@@ -1,0 +1,63 @@
+"""The Places365 place tagger on real COCO images: the place the captions name, and indoors or
+outdoors from it, through the export `setup` made."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from backend import config
+from backend.ingest import picture_facts
+from models import places
+from models.weights import WeightsError
+from tests.conftest import SHARED
+
+COCO = SHARED / "images" / "objects-truth" / "coco_val2017_first128"
+
+
+@pytest.fixture(scope="module")
+def tagger():
+    try:
+        return places.PlaceTagger(config.load().cache_dir)
+    except WeightsError as e:
+        pytest.fail(f"run `python -m backend setup` first: {e}")
+
+
+def _image(name: str) -> np.ndarray:
+    return np.asarray(Image.open(COCO / "images" / name).convert("RGB"))
+
+
+def _captions(name: str) -> str:
+    return " ".join(json.loads((COCO / "captions.json").read_text(encoding="utf-8"))[name]).lower()
+
+
+# A skier on a slope and a batter at the plate: places ImageNet's things do not name.
+@pytest.mark.parametrize("name, word", [("000000000785.jpg", "ski"), ("000000000872.jpg", "baseball")])
+def test_the_top_place_is_the_one_the_captions_name(tagger, name, word):
+    [found] = tagger.tags([_image(name)])
+    assert word in _captions(name)
+    assert word in found[0].label and found[0].score > 0.5, found
+
+
+def test_every_place_has_a_wordnet_sense_and_a_side():
+    classes = places.classes()
+    assert len(classes) == 365
+    assert all(wnid[0] == "n" and len(wnid) == 9 for wnid, _, _ in classes)
+    assert {side for _, _, side in classes} == {"indoors", "outdoors"}
+
+
+def test_a_room_the_tagger_names_makes_the_shot_indoors(tagger):
+    """A television room (000000000139.jpg): no tracked kind settles it, the place does."""
+    name = "000000000139.jpg"
+    assert "room" in _captions(name)
+    [found] = tagger.tags([_image(name)])
+    assert picture_facts.place(found, set()) == "indoors"
+    assert all(tag.place in ("indoors", "outdoors") for tag in found)
+
+
+def test_ingest_never_downloads_the_weights(tmp_path):
+    with pytest.raises(WeightsError, match="python -m backend setup"):
+        places.exported(tmp_path)
