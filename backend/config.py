@@ -255,7 +255,7 @@ class Settings:
     activity_interval: float = _setting(
         "MEMORYREEL_ACTIVITY_INTERVAL", 30.0, float,
         "Seconds of a shot that one window of the activity classifier stands for: a shot "
-        "longer than this is read in several windows. Each costs about 3 s of CPU.")
+        "longer than this is read in several windows, each about 2 s of CPU.")
     pose_enabled: bool = _setting(
         "MEMORYREEL_POSE", True, bool,
         "Read the posture (standing, sitting, bending, lying), raised arms and facing of tracked "

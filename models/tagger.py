@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from models import classifier_onnx
-from models.detector_onnx import session
 from models.types import Tag
 from models.weights import WeightsError, file_lock, sha256_file
 
@@ -132,11 +131,7 @@ class ImageTagger:
         self.variant = VARIANTS[variant]
         self.name = f"{self.variant.title} ImageNet-1k (ONNX Runtime)"
         self.path = exported(self.variant, cache_dir)
-        try:
-            self._session = session(self.path, threads)
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
-            raise WeightsError(f"{self.path} is not a readable ONNX model ({exc}); delete it "
-                               f"and run `python -m backend setup` to export it again") from exc
+        self._session = classifier_onnx.open_session(self.path, threads)
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` classes of each frame (HxWx3 uint8 RGB, any size), best first."""

