@@ -46,13 +46,18 @@ def export(model, size: int, target: Path, source: Path,
         Path(partial).unlink(missing_ok=True)
 
 
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Each row of logits as probabilities (float64, so that small ones do not round to 0)."""
+    logits = logits.astype(np.float64)
+    probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return probabilities / probabilities.sum(axis=1, keepdims=True)
+
+
 def top_tags(logits: np.ndarray, classes, top: int) -> list[list[Tag]]:
     """Each row of logits as its `top` classes, best first, with softmax probabilities;
     `classes` holds (wnid, label) or, for places, (wnid, label, indoors/outdoors) in the order
     of the logits."""
-    logits = logits.astype(np.float64)
-    probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    probabilities = softmax(logits)
     return [[Tag(classes[i][1], classes[i][0], float(row[i]), *classes[i][2:])
              for i in np.argsort(-row)[:top]] for row in probabilities]
 

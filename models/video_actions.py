@@ -180,15 +180,16 @@ def classes() -> tuple[str, ...]:
 
 
 def preprocess(clip_rgb: list[np.ndarray]) -> np.ndarray:
-    """3 x FRAMES x 224 x 224 float32 in [-1, 1]: the middle FRAMES frames of the clip, or the
-    clip looped until it has that many."""
+    """3 x FRAMES x 224 x 224 float32 in [-1, 1]: the middle FRAMES frames of the clip, or,
+    of a shorter one (a slower video's 1.3 s), each frame repeated in turn: its motion at the
+    speed the network learnt, not looped back to its start."""
     import cv2
 
     count = len(clip_rgb)
     if count >= FRAMES:
         picked = range((count - FRAMES) // 2, (count - FRAMES) // 2 + FRAMES)
     else:
-        picked = np.resize(np.arange(count), FRAMES)
+        picked = np.arange(FRAMES) * count // FRAMES
     out = np.empty((FRAMES, _SIZE, _SIZE, 3), np.float32)
     for slot, index in enumerate(picked):
         frame = clip_rgb[index]
@@ -220,9 +221,8 @@ class VideoActionClassifier:
             raise ValueError("a clip to classify needs at least one frame")
         # One clip a run: a batch of them would hold every clip's activations at once.
         logits = np.concatenate([self._session.run(None, {"images": preprocess(c)[None]})[0]
-                                 for c in clips]).astype(np.float64)
-        probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probabilities /= probabilities.sum(axis=1, keepdims=True)
+                                 for c in clips])
+        probabilities = classifier_onnx.softmax(logits)
         names = classes()
         return [[Activity(names[i], float(row[i])) for i in np.argsort(-row)[:top]]
                 for row in probabilities]

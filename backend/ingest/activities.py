@@ -28,9 +28,11 @@ _TOP = 5             # activities kept per window
 def windows(shots: list, fps: float, frames: int, interval: float,
             length: int) -> list[tuple[float, float, list[int]]]:
     """(t_start, t_end, frame indices) per window: each shot cut into pieces of at most about
-    `interval` seconds, and in each piece `frames` frames at about 25 fps around its middle
-    (every frame where the video runs slower; fewer where the piece is shorter)."""
+    `interval` seconds, and in each piece the frames of `frames` / 25 seconds around its middle,
+    at about 25 fps (a slower video's every frame, fewer of them; fewer where the piece is
+    shorter)."""
     step = max(1, round(fps / _NATIVE_FPS))
+    frames = max(1, min(frames, round(frames * fps / step / _NATIVE_FPS)))
     out = []
     for shot in shots:
         span = max(shot.t_end - shot.t_start, 0.0)
