@@ -95,8 +95,8 @@ def place(tags: list, kinds: set[str]) -> str | None:
         outdoor = {lexicon.synset_wnid(name) for name in OUTDOOR_SYNSETS}
         for tag in tags:
             if getattr(tag, "place", ""):
-                # A place tag knows its side. Its weak guesses count too: five rooms at 0.05
-                # each still say indoors (chosen on the tuning half of the captioned images).
+                # A place tag knows its side, and its weak guesses count too: they mostly
+                # share the best one's side (chosen on the tuning half of the captioned images).
                 inside += 2 * tag.score * (tag.place == "indoors")
                 outside += 2 * tag.score * (tag.place == "outdoors")
                 continue
