@@ -132,6 +132,7 @@ def _figures(run: dict) -> dict:
 # and the frame pass's `frames.*` parts); what none of them names is `other`.
 BUDGET = {"decode": ("frames.decode",), "people": ("frames.track", "frames.pose"),
           "objects": ("frames.objects",), "moving": ("frames.motion",), "tags": ("frames.tags",),
+          "places": ("frames.places",), "activities": ("activities",),
           "text": ("frames.ocr",), "captions": ("frames.caption",), "actions": ("actions",),
           "speech": ("speech",), "scenes": ("scenes",),
           "memory": ("describe", "graph", "embed"), "models": ("models",)}

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 STAGES = {"hash": "Checking file", "probe": "Reading video", "models": "Loading models",
           "frames": "Tracking objects and reading text", "speech": "Transcribing speech",
           "tracks": "Cleaning tracks", "actions": "Reading what people do",
-          "scenes": "Finding shots and camera motion",
+          "scenes": "Finding shots and camera motion", "activities": "Reading what is happening",
           "describe": "Writing the timeline", "graph": "Linking the knowledge graph",
           "embed": "Building episodic memory", "preview": "Preparing the player"}
 
