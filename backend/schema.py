@@ -48,8 +48,8 @@ actions(id INTEGER, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL, 
   -- SELECT instance_id, other_id, t_start, t_end FROM actions WHERE action = 'riding'.
 activities(id INTEGER, t_start REAL, t_end REAL, activity TEXT, score REAL)
   -- what a Kinetics-400 video classifier (I3D) says is happening over an interval, from about
-  -- a second of motion in it: one of 400 human activities ('playing basketball', 'riding a
-  -- bike', 'salsa dancing', 'cooking egg'); up to five rows per interval, score its
+  -- a second of motion in it: one of 400 human activities ('washing dishes', 'juggling
+  -- balls', 'salsa dancing', 'cooking egg'); up to five rows per interval, score its
   -- probability (0-1). Who does it is not said: the actions table has the people.
 tags(id INTEGER, t_start REAL, t_end REAL, tag TEXT, wnid TEXT, score REAL)
   -- what an ImageNet-1k classifier sees in the whole picture over an interval, beyond the

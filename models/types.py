@@ -84,5 +84,5 @@ class Tag:
 class Activity:
     """One Kinetics-400 action a short clip shows, as the video action classifier names it."""
 
-    label: str    # "jogging"
+    label: str    # "washing dishes"
     score: float  # softmax probability

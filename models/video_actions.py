@@ -1,6 +1,6 @@
 """What people do in a short clip, among Kinetics-400's 400 actions: DeepMind's I3D, run by ONNX Runtime.
 
-A single frame shows a place or a thing; whether someone is jogging, dancing or washing dishes
+A single frame shows a place or a thing; whether someone is juggling, skating or washing dishes
 shows in how the picture moves. I3D (Carreira & Zisserman, "Quo Vadis, Action Recognition? A New
 Model and the Kinetics Dataset", CVPR 2017) is an Inception-v1 inflated to 3D, trained on
 Kinetics-400 from RGB frames. The weights are DeepMind's kinetics-i3d release (Apache-2.0; the

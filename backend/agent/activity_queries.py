@@ -199,7 +199,7 @@ def _happening(tables: VideoTables, span: Span | None) -> list[dict]:
 
 def happening(tables: VideoTables, span: Span | None) -> str:
     """What seems to be happening over the span, for an account: the video classifier's
-    activities that hold for a fifth of it or more ('playing basketball 0.83')."""
+    activities that hold for a fifth of it or more ('washing dishes 0.83')."""
     length = max((span.end - span.start) if span is not None else tables.duration, 1e-3)
     return ", ".join(f"{r['activity']} {r['score']:.2f}" for r in _happening(tables, span)
                      if r["seen"] / length >= _SAID)

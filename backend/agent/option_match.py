@@ -358,7 +358,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
 def _word_link(term: str, word: str, act: bool) -> float:
     """How well a word of what was seen supports an option's term. A posture links through its
     own verb only: 'ride' is to "sit and travel on the back of" an animal, and people seated
-    anywhere (a fencing bout's judges) are not riding."""
+    anywhere (spectators, judges) are not riding."""
     from models import lexicon
 
     through_definition = 0.0 if act and word in POSTURES else lexicon.gloss_link(term, word)

@@ -1,7 +1,7 @@
 """What is happening, shot by shot: a Kinetics-400 video classifier on short windows of frames.
 
 The action rules read bodies and boxes, and name what those can show (walking, riding, holding);
-what a scene is about (playing basketball, salsa dancing, cooking) is in the motion over a
+what a scene is about (washing dishes, salsa dancing, mowing a lawn) is in the motion over a
 second or so, which a video classifier trained on 400 human activities reads. It wants its
 frames at about the 25 fps it was trained on, so its windows are decoded on their own, not
 taken from the pass's few frames a second: one window in each shot, and one every
