@@ -30,6 +30,7 @@ from backend.cli.bench import (SHARED, bench_agent, bench_detectors, bench_inges
 from backend.cli.bench_perception import (bench_actions, bench_appearance, bench_tags,
                                           print_actions_bench, print_appearance_bench,
                                           print_tags_bench)
+from backend.cli import setup
 from backend.cli.ask import SOLUTIONS_HELP, solutions
 from backend.cli.ask import add_parser as add_ask_parser
 from backend.cli.export import add_parser as add_export_parser
@@ -90,69 +91,6 @@ def _print_sql(payload: dict) -> None:
         print(" | ".join("" if v is None else str(v) for v in row))
     if payload["truncated"]:
         print("... (more rows; limit MEMORYREEL_SQL_MAX_ROWS)")
-
-
-def _setup(args, settings) -> dict:
-    """Assemble the offline model files once (verified by sha256), export the person and object
-    detectors for their runtime, the frame and place taggers and the activity classifier to
-    ONNX, so the first ingest is quick. Without the object detector or a tagger the rest still works: setup says exactly what
-    failed, and ingest tracks people and moving things only, or records no tags."""
-    from backend.factory import ModelSet
-    from models import coco, weights, wheel_weights
-    from models.tracker import Tracker
-
-    detector = Tracker(weights=settings.detector_weights, device=settings.device,
-                       runtime=settings.detector_runtime, cache_dir=settings.cache_dir)
-    prepared = {f"detector ({detector.runtime})": detector.weights_path,
-                "whisper-base": weights.whisper_base_dir(settings.cache_dir)}
-    for size in ("1.5b", "0.5b"):
-        prepared[f"qwen2.5-coder-{size}"] = weights.qwen_gguf(settings.cache_dir, size)
-    if settings.objects_enabled:
-        try:
-            chosen = settings.objects_weights or wheel_weights.DEFAULT
-            if chosen == "nanodet":
-                coco.build(settings.cache_dir)
-            elif chosen in wheel_weights.CANDIDATES:
-                wheel_weights.fetch(wheel_weights.CANDIDATES[chosen], settings.cache_dir)
-            objects = ModelSet(settings).objects
-            prepared[f"objects ({objects.name})"] = objects.detector.path
-        except weights.WeightsError as e:
-            log.warning("the COCO object detector is not ready: %s", e)
-            prepared["objects"] = f"not ready, ingest tracks people and moving things only: {e}"
-    if settings.crowd_detector != "off":
-        try:
-            if settings.crowd_detector in wheel_weights.CANDIDATES:
-                wheel_weights.fetch(wheel_weights.CANDIDATES[settings.crowd_detector],
-                                    settings.cache_dir)
-            crowd = ModelSet(settings).crowd_tracker
-            if crowd is None:
-                raise weights.WeightsError(f"{settings.crowd_detector} could not be loaded")
-            prepared[f"crowd detector ({crowd.runtime})"] = crowd.weights_path
-        except weights.WeightsError as e:
-            log.warning("the crowd detector is not ready: %s", e)
-            prepared["crowd detector"] = f"not ready, crowds are tracked with the person detector: {e}"
-    from models import places, video_actions
-
-    models = ModelSet(settings)
-    # (what, whether it is on, its fetch and export, how to build it, what ingest does without)
-    for what, on, fetch, build, without in (
-            ("frame tagger", settings.tags_enabled, None, lambda: models.tagger,
-             "frames get no tags"),
-            ("place tagger", settings.places_enabled, places.exported, lambda: models.places,
-             "frames get no place tags"),
-            ("activity classifier", settings.activities_enabled, video_actions.exported,
-             lambda: models.video_actions, "videos get no activities")):
-        if not on:
-            continue
-        try:
-            if fetch is not None:
-                fetch(settings.cache_dir, fetch=True)
-            model = build()
-            prepared[f"{what} ({model.name})"] = model.path
-        except weights.WeightsError as e:
-            log.warning("the %s is not ready: %s", what, e)
-            prepared[what] = f"not ready, {without}: {e}"
-    return {name: str(path) for name, path in prepared.items()}
 
 
 def _workload(args, settings) -> dict:
@@ -353,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_workload, render=_print_workload)
 
     p = sub.add_parser("setup", parents=[common], help="prepare offline model files (run by make)")
-    p.set_defaults(run=_setup, render=print_json)
+    p.set_defaults(run=setup.run, render=print_json)
 
     p = sub.add_parser("bench", parents=[common], help="benchmarks that print figures")
     bench_sub = p.add_subparsers(dest="bench", required=True)
