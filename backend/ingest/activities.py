@@ -10,16 +10,13 @@ taken from the pass's few frames a second: one window in each shot, and one ever
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 from backend.config import Settings
 from backend.factory import ModelSet
 from backend.ingest import decode
-from models.errors import ModelError
-
-log = logging.getLogger(__name__)
+from backend.ingest.frame_pass import optional
 
 _NATIVE_FPS = 25.0   # the rate the classifier's training clips ran at
 _TOP = 5             # activities kept per window
@@ -53,13 +50,9 @@ def read(source: Path, meta: decode.VideoMeta, shots: list, settings: Settings,
          models: ModelSet) -> tuple[list[dict], str]:
     """Rows of the activities table and what read them (or why nothing did: ingest goes on
     without activities when the classifier is off or cannot be built)."""
-    try:
-        classifier = models.video_actions
-    except ModelError as exc:  # a missing model costs this stage, not the ingest
-        log.warning("what is happening is not read in this video: %s", exc)
-        return [], f"unavailable: {exc}"
+    classifier, failed = optional(lambda: models.video_actions, "what is happening is not read")
     if classifier is None:
-        return [], "off"
+        return [], failed or "off"
     rows = []
     cut = windows(shots, meta.fps, classifier.frames, settings.activity_interval, meta.frames)
     for (t0, t1, _), clip in zip(cut, _clips(source, meta, cut)):

@@ -282,7 +282,7 @@ def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> K
     moving things)."""
     if not settings.objects_enabled:
         return None
-    things, failed = _optional(lambda: models.objects, "everyday objects are not tracked")
+    things, failed = optional(lambda: models.objects, "everyday objects are not tracked")
     if things is None:
         evidence.objects = failed
         return None
@@ -295,7 +295,7 @@ def _objects(models: ModelSet, settings: Settings, evidence: FrameEvidence) -> K
 def _tagger(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
     """The ImageNet tagger; None when tags are off or it could not be built, the reason
     recorded in `evidence.tagger` (ingest goes on without tags)."""
-    tagger, failed = _optional(lambda: models.tagger, "the whole picture is not tagged")
+    tagger, failed = optional(lambda: models.tagger, "the whole picture is not tagged")
     evidence.tagger = failed or (tagger.name if tagger is not None else "off")
     return tagger
 
@@ -303,12 +303,12 @@ def _tagger(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
 def _placer(models: ModelSet, evidence: FrameEvidence) -> FrameTagger | None:
     """The Places365 tagger; None when place tags are off or it could not be built, the
     reason recorded in `evidence.places`."""
-    placer, failed = _optional(lambda: models.places, "the place is not named")
+    placer, failed = optional(lambda: models.places, "the place is not named")
     evidence.places = failed or (placer.name if placer is not None else "off")
     return placer
 
 
-def _optional(build: Callable[[], T], what: str) -> tuple[T | None, str]:
+def optional(build: Callable[[], T], what: str) -> tuple[T | None, str]:
     """A model ingest can do without: (the model, '') or (None, 'unavailable: why'), logged."""
     try:
         return build(), ""
