@@ -1,10 +1,10 @@
 """Suggested questions for one video, from what ingest found in it.
 
 A fixed list of questions about people misleads on a clip with none. Here each kind of evidence
-the video's tables hold (people, what they do, other tracked kinds, moving objects, speech,
-on-screen text, shots, captions) fills a generic template with a value of its own (a time at which something is
-said, a kind that was tracked), so every suggestion has evidence to answer it and a clip never
-suggests a question about something ingest did not find.
+the video's tables hold (people, what they do, what is happening, other tracked kinds, moving
+objects, speech, on-screen text, shots, captions) fills a generic template with a value of its
+own (a time at which something is said, a kind that was tracked), so every suggestion has
+evidence to answer it and a clip never suggests a question about something ingest did not find.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from backend.sql_runner import run_query
 from models.motion import CATEGORY as MOVING
 
 _LIMIT = 4
+# A window's activity this probable is the classifier's sure reading (a campus walk read as
+# "busking" at 0.41 is not one to offer).
+_SURE_ACTIVITY = 0.5
 
 
 def suggest(db_path: Path, limit: int = _LIMIT) -> list[str]:
@@ -71,6 +74,16 @@ def _action(db_path: Path) -> str | None:
         return None
     middle = round((rows[0]["t_start"] + rows[0]["t_end"]) / 2, 1)
     return f"what is person {rows[0]['id']} doing {_at(middle)}"
+
+
+def _happening(db_path: Path) -> str | None:
+    """Where the video classifier is sure of an activity somewhere: what happens, which the
+    answer tells from it and from who does what when."""
+    try:
+        rows = _rows(db_path, f"SELECT 1 FROM activities WHERE score >= {_SURE_ACTIVITY} LIMIT 1")
+    except QueryError:
+        return None  # ingested before there was an activities table
+    return "what is happening in the video" if rows else None
 
 
 def _counted_kind(db_path: Path) -> str | None:
@@ -129,4 +142,5 @@ def _captions(db_path: Path) -> str | None:
 
 # A captioner's descriptions come before the kinds tracked: a video with one was ingested that way
 # on purpose, and the tracked kinds (several in most videos) are asked about either way.
-_TEMPLATES = (_speech, _text, _captions, _action, _counted_kind, _kinds, _moving_object, _shots, _movement)
+_TEMPLATES = (_speech, _text, _captions, _happening, _action, _counted_kind, _kinds,
+              _moving_object, _shots, _movement)

@@ -123,3 +123,22 @@ def test_a_clip_with_actions_and_only_such_a_clip_suggests_asking_what_a_person_
     with sqlite3.connect(tmp_path / "older.db") as db:
         db.execute("DROP TABLE actions")
     assert suggest(tmp_path / "older.db") == suggest(tmp_path / "still.db")
+
+
+def test_only_a_sure_activity_suggests_asking_what_is_happening(tmp_path):
+    """The classifier's reading is offered where it is sure somewhere (a probability of one
+    half or more in a window), not where its best guess is a guess."""
+    for name, score in (("sure.db", 0.83), ("unsure.db", 0.41)):
+        _people_doing(tmp_path / name, [(1, "walking", 0.0, 30.0, 0.5)])
+        db = sqlite_utils.Database(tmp_path / name)
+        db["activities"].insert_all([{"id": 1, "t_start": 0.0, "t_end": 15.0,
+                                      "activity": "washing dishes", "score": score},
+                                     {"id": 2, "t_start": 15.0, "t_end": 30.0,
+                                      "activity": "washing dishes", "score": 0.2}])
+        db.close()
+    assert suggest(tmp_path / "sure.db")[0] == "what is happening in the video"
+    assert "what is happening in the video" not in suggest(tmp_path / "unsure.db")
+    _people_doing(tmp_path / "older.db", [])
+    with sqlite3.connect(tmp_path / "older.db") as db:
+        db.execute("DROP TABLE activities")
+    assert "what is happening in the video" not in suggest(tmp_path / "older.db")

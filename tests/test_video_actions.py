@@ -158,3 +158,51 @@ def test_an_ingested_video_knows_what_is_happening_and_answers_from_it(ingested,
     options = ["playing basketball", "driving a car", "salsa dancing", "riding a horse"]
     decision = option_match.decide(result.typed, options)
     assert decision is not None and decision.chosen == 1, decision
+    # The pick rests on the classifier, and is trusted as far as its picks were measured right.
+    assert decision.rests_on == ["video classifier"], decision
+    from dataclasses import replace
+
+    from backend.agent import precision
+    from backend.ask import ask
+
+    answer = ask(entry.video_id, "What activity is shown in this video?",
+                 replace(library_settings, n_solutions=2, memory=False), options=options)
+    assert answer.option == 1 and answer.usage.llm_calls == 0, answer.answer
+    cell = precision.action_measured()["picks"]["rests_on"]["video classifier"]
+    assert f"video classifier right {cell['right']} of {cell['of']} times" in \
+        answer.confidence.explanation, answer.confidence
+    assert answer.confidence.level == ("high" if precision.precise_kind(cell) else "medium")
+
+
+def test_labelled_clips_measure_what_each_pick_rests_on(ingested, library_settings, tmp_path):
+    """`bench actions --clips`: each clip's question decided by code, the pick counted under what
+    it rests on, and a clip the classifier may have been trained on left out of the contract."""
+    import csv
+
+    from backend.evaluation import actions_bench
+
+    ingested(HIGHWAY)  # ingested once for the session: the bench reads it back, not again
+    (tmp_path / "a_highway.avi").symlink_to(clip(HIGHWAY))
+    labels = ["driving a car", "walking a dog", "salsa dancing", "riding a horse", "juggling"]
+    with open(tmp_path / "manifest.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["file", "label", "dataset"])
+        for k, label in enumerate(labels):
+            writer.writerow(["a_highway.avi" if k == 0 else f"{'bcde'[k - 1]}_gone.mp4", label,
+                             "shared"])
+    rows = actions_bench.read_manifest(tmp_path / "manifest.csv")
+    run = actions_bench.clips_bench(rows, library_settings)
+    highway = next(c for c in run["clips"] if c["file"] == "a_highway.avi")
+    assert highway["half"] == "tune" and highway["chosen"] == highway["answer"], highway
+    assert highway["rests_on"] == ["video classifier"]
+    assert sum("error" in c for c in run["clips"]) == 4  # files that are not there: reported
+    assert run["halves"]["tune"]["rests_on"] == {"video classifier": {"right": 1, "of": 1}}
+    both = actions_bench.merged([run, run])
+    assert both["halves"]["tune"]["question"]["right"] == 2 * run["halves"]["tune"]["question"]["right"]
+    assert actions_bench.picks_table(both)["rests_on"]["video classifier"] == {"right": 2, "of": 2}
+    # The same clip as a Kinetics clip: still asked, no longer measuring the classifier.
+    trained = actions_bench.clips_bench([{**r, "dataset": "Kinetics-400"} for r in rows],
+                                        library_settings)
+    assert trained["halves"]["tune"]["question"]["right"] == 1
+    assert trained["halves"]["tune"]["rests_on"] == {}
+    assert actions_bench.picks_table(trained)["source"].startswith("the questions of 0 ")

@@ -30,6 +30,10 @@ _FEW = 3   # up to this many people, an account names each; more, it counts them
 # Things in view tell what is done with them, less surely than an action read off a body does:
 # a ball for basketball, a microwave for cooking, a racket for tennis.
 _THING_WEIGHT = 0.6
+# What an activity answer may rest on besides the actions read off bodies (named by action):
+# each is measured apart in `action_precision.json`.
+CLASSIFIER, TAGS, THINGS, FACTS = ("video classifier", "picture tags", "things in view",
+                                   "picture facts")
 # The words an action stands for where its own name's words would mislead ('facing' alone is
 # also a garment's lining; 'each other' says nothing).
 ACTION_WORDS = {"facing each other": ("facing each other", "face to face"),
@@ -87,6 +91,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
     happening = _happening(tables, span)
     facts = picture_facts(tables, span)
     covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
+    by_action: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     acts, things = set(), set()
     for r in rows:
         seconds = max(r["t_end"] - r["t_start"], 0.2) * r["score"]
@@ -96,19 +101,28 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
         things.update(with_whom)
         for word in {*done, *with_whom}:
             covered[word] += seconds
+            by_action[word][r["action"]] += seconds
     words = {w: round(_strength(seconds, length), 3) for w, seconds in covered.items()}
+    # Which measurement each word's strength comes from: the confidence contract trusts a pick
+    # as far as the measured precision of what it rests on (`precision.earns_high`).
+    origins = {w: max(by_action[w], key=by_action[w].get) for w in words}
+
+    def shown(word: str, strength: float, origin: str) -> None:
+        if strength > words.get(word, 0.0):
+            words[word], origins[word] = strength, origin
+
     for kind, seconds in _things_in_view(tables, span).items():
         for word in lexicon.terms(kind):
             things.add(word)
-            strength = round(_THING_WEIGHT * _strength(seconds, length), 3)
-            words[word] = max(words.get(word, 0.0), strength)
+            shown(word, round(_THING_WEIGHT * _strength(seconds, length), 3), THINGS)
     for r in happening:
         # Its probability over the time asked about, read as a tag's is: 0.5 or more is sure.
         strength = round(min(1.0, 2 * max(r["seen"], 0.0) / length), 3)
         for word in lexicon.terms(r["activity"]):
-            words[word] = max(words.get(word, 0.0), strength)
+            shown(word, strength, CLASSIFIER)
     for fact in facts:
-        words.update(dict.fromkeys(FACT_WORDS.get(fact, ()), 1.0))
+        for word in FACT_WORDS.get(fact, ()):
+            shown(word, 1.0, FACTS)
     shown_tags = {t["tag"]: [t["wnid"], round(min(1.0, t["score"] * 2), 3)] for t in tags}
     text = _statement(rows, tags, facts, span, happening)
     actions_used = sorted({r["action"] for r in rows})
@@ -121,7 +135,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                   instance_ids=sorted({r["instance_id"] for r in rows}),
                   conditions="; ".join(actions_used),
                   typed={"activities": {"words": words, "tags": shown_tags,
-                                           "acts": sorted(acts - things)}})
+                                           "acts": sorted(acts - things), "origins": origins}})
 
 
 def _strength(seconds: float, length: float) -> float:

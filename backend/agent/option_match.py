@@ -31,6 +31,7 @@ from difflib import SequenceMatcher
 
 from backend import kinds
 from backend.agent import meaning, typed_values
+from backend.agent.activity_queries import TAGS
 from backend.ingest.actions import POSTURES
 
 
@@ -44,6 +45,8 @@ class Decision:
     basis: str                    # 'computed' (the option states the evidence) or 'nearest'
     explanation: str
     scores: dict[int, float] = field(default_factory=dict)   # option -> score; absent: unread
+    # The measurements the chosen option rests on, each measured apart (`precision`).
+    rests_on: list[str] = field(default_factory=list)
 
     @property
     def contradicted(self) -> list[int]:
@@ -322,9 +325,10 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     from models import lexicon
 
     words, tags, acts = shown.get("words", {}), shown.get("tags", {}), set(shown.get("acts", ()))
+    origins = shown.get("origins", {})
     if not words and not tags:
         return None
-    scores = {}
+    scores, behind = {}, {}
     for i, option in enumerate(options):
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
@@ -334,8 +338,11 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
                                               lexicon.gloss_tag_link(term, wnid)) * s
                   for term in asked for label, (wnid, s) in tags.items()}
-        best = _each_once(links, asked)
+        given = _each_once(links)
+        best = [given[t][0] if t in given else 0.0 for t in asked]
         scores[i] = round(0.6 * max(best) + 0.4 * sum(best) / len(best), 3)
+        behind[i] = sorted({origins.get(name, "unmeasured") if source == "word" else TAGS
+                            for _, (source, name) in given.values()})
     if not scores or max(scores.values()) <= 0:
         return None  # nothing shown speaks to any option: the planner reads on
     shown_words = ", ".join([f"{w} {v:.2f}" for w, v in sorted(words.items(), key=lambda kv: -kv[1])[:6]] +
@@ -348,7 +355,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         i = supported[0]
         return Decision(supported, i, "computed",
                         f"Option '{options[i]}' is what the video shows best ({shown_words}; "
-                        f"scores: {listed}).", scores)
+                        f"scores: {listed}).", scores, rests_on=behind[i])
     backed = [i for i, v in scores.items() if v > 0]
     return Decision(backed, None, "", f"Options {', '.join(repr(options[i]) for i in backed)} "
                     f"have some support in what the video shows ({shown_words}; scores: "
@@ -365,13 +372,14 @@ def _word_link(term: str, word: str, act: bool) -> float:
     return max(lexicon.link(term, word, act), through_definition)
 
 
-def _each_once(links: dict[tuple[str, tuple], float], terms: list[str]) -> list[float]:
-    """Each term's support where every thing seen supports one term at most, strongest pairs
-    first: 'riding' seen supports "riding", not also "bike" (defined as "ride a bicycle")."""
-    given: dict[str, float] = {}
+def _each_once(links: dict[tuple[str, tuple], float]) -> dict[str, tuple[float, tuple]]:
+    """{term: (its support, the thing seen that gives it)} where every thing seen supports one
+    term at most, strongest pairs first: 'riding' seen supports "riding", not also "bike"
+    (defined as "ride a bicycle")."""
+    given: dict[str, tuple[float, tuple]] = {}
     used = set()
     for (term, seen), value in sorted(links.items(), key=lambda kv: -kv[1]):
         if value > 0 and term not in given and seen not in used:
-            given[term] = value
+            given[term] = (value, seen)
             used.add(seen)
-    return [given.get(term, 0.0) for term in terms]
+    return given

@@ -100,6 +100,7 @@ class Node:
     query: dict = field(default_factory=dict)     # the typed query a tool ran, if one did
     typed: dict = field(default_factory=dict)     # a tool's evidence as typed values
     replayed: EntryRef | None = None  # the memory entry this step was replayed from
+    rests_on: list[str] = field(default_factory=list)  # an answer code picked: its evidence
 
     @property
     def is_leaf(self) -> bool:
@@ -331,8 +332,10 @@ class Planner:
                 (decision := option_match.decide(parent.typed, q.options)) and \
                 decision.chosen is not None:
             i = decision.chosen
-            return self._add_answer(q, parent, decision.explanation, q.options[i], i,
+            node = self._add_answer(q, parent, decision.explanation, q.options[i], i,
                                     decision.basis)
+            node.rests_on = decision.rests_on
+            return node
         if q.options and parent.support == "computed" and \
                 (i := meaning.option_meaning(parent.value, q.options)) is not None:
             thought = (f"the computed value '{parent.value}' is option {i}, '{q.options[i]}': "
@@ -588,6 +591,11 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
 
 
 def _measurement(nodes: list[Node], leaf: int) -> dict:
-    """The typed query (with its conditions) whose computed value the answer leaf states."""
+    """The typed query (with its conditions) whose computed value the answer leaf states; where
+    code picked the option from part of the evidence, that part is the conditions: the pick is
+    trusted as far as what it rests on, not everything the query read."""
     parent = nodes[leaf].parent
-    return nodes[parent].query if parent is not None else {}
+    query = nodes[parent].query if parent is not None else {}
+    if nodes[leaf].rests_on and query:
+        return {**query, "conditions": "; ".join(nodes[leaf].rests_on)}
+    return query

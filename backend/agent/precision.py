@@ -198,7 +198,7 @@ def earns_high(query: dict, table: dict | None = None) -> bool:
         return bool(cells) and all(precise_kind(c) for _, _, c in cells)
     if query.get("operation") in ACTION_MEASURED:
         cells = action_cells(query, table)
-        return bool(cells) and all(precise_kind(c) for _, c in cells)
+        return bool(cells) and all(precise_kind(c) for _, c, _ in cells)
     found = cell(query, table)
     return bool(found) and len(found.get("scenes", {})) >= MIN_SCENES and \
         found.get("lower", 0) >= HIGH_PRECISION
@@ -206,25 +206,35 @@ def earns_high(query: dict, table: dict | None = None) -> bool:
 
 @lru_cache(maxsize=1)
 def action_measured() -> dict:
-    """{"source", "actions": {action: {"right", "of"}}} from the file (`bench actions
-    --write`); {} where it is missing."""
+    """{"source", "actions": {action: {"right", "of"}}, "picks": {"source", "rests_on": {kind of
+    evidence: {"right", "of"}}}} from the file (`bench actions --write`, and `bench actions
+    --clips ... --write` for the picks); {} where it is missing."""
     return json.loads(ACTION_TABLE.read_text()) if ACTION_TABLE.is_file() else {}
 
 
-def action_cells(query: dict, table: dict | None = None) -> list[tuple[str, dict | None]]:
-    """(action, {"right", "of"} or None) for each action an activity answer rests on."""
-    measured = (action_measured() if table is None else table).get("actions", {})
-    return [(a, measured.get(a)) for a in filter(None, query.get("conditions", "").split("; "))]
+def action_cells(query: dict, table: dict | None = None) -> list[tuple[str, dict | None, str]]:
+    """(what it rests on, {"right", "of"} or None, where that was measured) for each action or
+    kind of evidence (the video classifier, the picture's tags) an activity answer rests on.
+    An action read off a body is measured on captions; the rest by code's picks on labelled
+    clips."""
+    found = action_measured() if table is None else table
+    picks = found.get("picks", {})
+    cells = []
+    for part in filter(None, query.get("conditions", "").split("; ")):
+        if part in found.get("actions", {}):
+            cells.append((part, found["actions"][part], found.get("source", "human captions")))
+        else:
+            cells.append((part, picks.get("rests_on", {}).get(part),
+                          picks.get("source", "labelled action clips")))
+    return cells
 
 
 def described(query: dict) -> str:
     """The measured record of the query's kind of measurement, in a sentence for the user."""
     if query.get("operation") in ACTION_MEASURED:
-        cells = action_cells(query)
-        said = [f"{a} right {c['right']} of {c['of']} times" if c else f"{a} never measured"
-                for a, c in cells]
-        return (f" Measured on {action_measured().get('source', 'human captions')}: "
-                f"{', '.join(said)}.") if said else ""
+        said = [f"{a} right {c['right']} of {c['of']} times (on {source})" if c else
+                f"{a} never measured" for a, c, source in action_cells(query)]
+        return f" Measured: {', '.join(said)}." if said else ""
     if query.get("operation") in OBJECT_MEASURED:
         cells = object_cells(query)
         if not cells:

@@ -388,12 +388,14 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(default ../shared/images/objects-truth)")
     b.add_argument("--limit", type=int, default=0, help="only the first N images")
     b.add_argument("--write", action="store_true",
-                   help="write the measured precision per action to "
+                   help="write the measured precision per action (or, with --clips, of code's "
+                        "picks per evidence they rest on) to "
                         "backend/agent/action_precision.json (the confidence contract)")
-    b.add_argument("--clips", metavar="MANIFEST",
-                   help="score labelled action clips instead: a CSV (file, label, dataset, "
-                        "repo, repo_path, ...) beside the clips; each is ingested once into "
-                        "MEMORYREEL_CACHE/action-clips-library")
+    b.add_argument("--clips", metavar="MANIFEST", nargs="+",
+                   help="score sets of labelled action clips instead: per set a CSV (file, "
+                        "label, dataset, repo, repo_path, ...) beside its clips; each clip is "
+                        "ingested once into MEMORYREEL_CACHE/action-clips-library; with --write, "
+                        "the tuning halves' picks go to the contract")
     b.add_argument("--questions", metavar="CSV",
                    help="with --clips: also write each clip's five-option 'what activity is "
                         "shown' question, for `eval`")

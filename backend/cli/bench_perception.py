@@ -86,7 +86,7 @@ def _row(c: dict) -> str:
 
 def bench_actions(args, settings) -> dict:
     from backend.agent import precision
-    from backend.evaluation.actions_bench import actions_bench, precision_table
+    from backend.evaluation.actions_bench import actions_bench, picks_table, precision_table
     from backend.factory import ModelSet
 
     if args.write and args.limit:
@@ -96,40 +96,46 @@ def bench_actions(args, settings) -> dict:
         raise InputError(f"No captions truth under {root} (coco_val2017_first128/captions.json).")
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     if args.clips:
-        return _action_clips(args, settings, say)
-    payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
+        payload = _action_clips(args, settings, say)
+        table = {**precision.action_measured(),
+                 "picks": picks_table(payload["clips_bench"])}
+    else:
+        payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
+        table = {**precision.action_measured(), **precision_table(payload)}
     if args.write:
-        precision.ACTION_TABLE.write_text(json.dumps(precision_table(payload), indent=1,
-                                                     sort_keys=True) + "\n")
+        # Each truth writes its own part of the contract and keeps the other's.
+        precision.ACTION_TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         payload["written"] = [str(precision.ACTION_TABLE)]
     return payload
 
 
 def _action_clips(args, settings, say) -> dict:
-    """Labelled action clips (a manifest CSV beside them), ingested into a library of their own
-    under MEMORYREEL_CACHE so that a second run reads them back; with --questions, their
-    five-option questions written for `eval` too."""
+    """Sets of labelled action clips (a manifest CSV beside each set), ingested into a library of
+    their own under MEMORYREEL_CACHE so that a second run reads them back; with --questions (one
+    set), their five-option questions written for `eval` too."""
     import csv
     from dataclasses import replace
 
-    from backend.evaluation.actions_bench import clips_bench, question_rows, read_manifest
+    from backend.evaluation.actions_bench import clips_bench, merged, question_rows, read_manifest
 
-    manifest = Path(args.clips)
-    if not manifest.is_file():
-        raise InputError(f"No clips manifest at {manifest}.")
+    manifests = [Path(m) for m in args.clips]
+    if missing := [str(m) for m in manifests if not m.is_file()]:
+        raise InputError(f"No clips manifest at {', '.join(missing)}.")
+    if args.questions and len(manifests) > 1:
+        raise UsageError("--questions writes one set's questions: give one manifest with it.")
     try:
-        rows = read_manifest(manifest)
+        sets = [read_manifest(m) for m in manifests]
     except ValueError as e:
         raise InputError(str(e)) from None
     if args.questions:
-        questions = question_rows(rows)
+        questions = question_rows(sets[0])
         with open(args.questions, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=list(questions[0]))
             writer.writeheader()
             writer.writerows(questions)
-    home = settings.cache_dir / "action-clips-library"
-    return {"manifest": str(manifest), "clips_bench": clips_bench(rows, replace(settings, home=home),
-                                                                   progress=say)}
+    at = replace(settings, home=settings.cache_dir / "action-clips-library")
+    runs = [clips_bench(rows, at, progress=say) for rows in sets]
+    return {"manifests": [str(m) for m in manifests], "clips_bench": merged(runs)}
 
 
 def print_actions_bench(payload: dict) -> None:
@@ -160,6 +166,10 @@ def _print_clips_bench(payload: dict) -> None:
         print(f"\n{half} half, {q['clips']} clips: 'what activity is shown' (5 options) decided by "
               f"code right {q['right']}, wrong {q['wrong']}, undecided {q['undecided']}; "
               f"best-scored option right {q['best_right']}")
+        print(f"  picks the confidence contract calls high: right {q['high_right']} of {q['high']}")
+        print("  a pick rests on (clips the classifier was not trained on) | right | of")
+        for kind, c in sorted(figures["rests_on"].items()):
+            print(f"  {kind} | {c['right']} | {c['of']}")
         print("  action | stated | right | labels say | precision | recall")
         for action, c in sorted(figures["actions"].items()):
             print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "

@@ -229,6 +229,13 @@ def options_for(row: dict, labels: list[str]) -> tuple[list[str], int]:
     return others[:answer] + [row["label"]] + others[answer:], answer
 
 
+def seen_in_training(row: dict) -> bool:
+    """Whether a clip may be in the video classifier's training data (Kinetics-400, its clips and
+    the demos cut from them): such a clip's picks do not measure it, so the contract leaves
+    them out; the question's figures keep them."""
+    return row.get("dataset", "").lower().startswith("kinetics")
+
+
 def question_rows(rows: list[dict]) -> list[dict]:
     """The five-option question of every clip, in dev-qa.csv's layout, for `eval`."""
     labels = [r["label"] for r in rows]
@@ -244,7 +251,7 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
     """Every clip ingested (into `settings.home`, so a second run reuses it), its actions and
     tags read back, scored per action against the clip's label, and its five-option question
     decided by code from the activity evidence alone."""
-    from backend.agent import option_match, queries, video_tables
+    from backend.agent import option_match, precision, queries, video_tables
     from backend.agent.activity_queries import named_actions
     from backend.ingest.pipeline import ingest
     from backend.library import Library
@@ -252,8 +259,10 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
     labels = [r["label"] for r in rows]
     half = halves([r["file"] for r in rows])
     per_action = {h: defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0}) for h in ("tune", "report")}
-    decided = {h: {"right": 0, "wrong": 0, "undecided": 0, "best_right": 0, "clips": 0}
-               for h in ("tune", "report")}
+    decided = {h: {"right": 0, "wrong": 0, "undecided": 0, "best_right": 0, "clips": 0,
+                   "high": 0, "high_right": 0} for h in ("tune", "report")}
+    # Code's picks by what each rests on: the confidence contract's cells for activities.
+    behind = {h: defaultdict(lambda: {"right": 0, "of": 0}) for h in ("tune", "report")}
     clips = []
     library = Library(settings.home)
     for n, r in enumerate(rows, start=1):
@@ -282,18 +291,65 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
         d["clips"] += 1
         chosen = decision.chosen if decision else None
         d["right" if chosen == answer else "wrong" if chosen is not None else "undecided"] += 1
+        rests_on = decision.rests_on if chosen is not None else []
+        for kind in rests_on if not seen_in_training(r) else ():
+            behind[h][kind]["of"] += 1
+            behind[h][kind]["right"] += chosen == answer
+        if rests_on and precision.earns_high({"operation": "activity",
+                                              "conditions": "; ".join(rests_on)}):
+            d["high"] += 1
+            d["high_right"] += chosen == answer
         best = max(decision.scores, key=decision.scores.get) if decision and decision.scores else None
         d["best_right"] += best == answer
         clips.append({"file": r["file"], "label": r["label"], "half": h, "actions": sorted(said),
                       "tags": top, "options": options, "answer": answer, "chosen": chosen,
+                      "rests_on": rests_on, "trained_on": seen_in_training(r),
                       "scores": decision.scores if decision else {}})
         progress(f"{n}/{len(rows)} {r['file']} ({r['label']}): actions {sorted(said)}, tags {top}, "
                  f"code chose {options[chosen] if chosen is not None else '-'}")
     return {"clips": clips,
-            "halves": {h: {"actions": {a: {**c, "precision": round(c["tp"] / c["predicted"], 3)
-                                           if c["predicted"] else None,
-                                           "recall": round(c["tp"] / c["true"], 3)
-                                           if c["true"] else None}
-                                       for a, c in per_action[h].items()
-                                       if c["predicted"] or c["true"]},
-                           "question": decided[h]} for h in ("tune", "report")}}
+            "halves": {h: _clip_figures({a: c for a, c in per_action[h].items()
+                                         if c["predicted"] or c["true"]}, decided[h], behind[h])
+                       for h in ("tune", "report")}}
+
+
+def merged(runs: list[dict]) -> dict:
+    """Several sets' `clips_bench` payloads as one: clips listed together, counts summed half by
+    half (each set's questions keep their own options: a clip's distractors are its set's
+    other labels)."""
+    halves = {}
+    for h in ("tune", "report"):
+        actions_sum: dict[str, dict] = defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0})
+        question: dict[str, int] = defaultdict(int)
+        rests_on: dict[str, dict] = defaultdict(lambda: {"right": 0, "of": 0})
+        for run in runs:
+            figures = run["halves"][h]
+            for action, c in figures["actions"].items():
+                for key in ("tp", "predicted", "true"):
+                    actions_sum[action][key] += c[key]
+            for key, n in figures["question"].items():
+                question[key] += n
+            for kind, c in figures["rests_on"].items():
+                rests_on[kind]["right"] += c["right"]
+                rests_on[kind]["of"] += c["of"]
+        halves[h] = _clip_figures(actions_sum, question, rests_on)
+    return {"clips": [c for run in runs for c in run["clips"]], "halves": halves}
+
+
+def picks_table(payload: dict) -> dict:
+    """The confidence contract's cells for code's activity picks: per kind of evidence a pick
+    rests on, right of picked, on the tuning halves only (the reporting halves check it), of
+    clips the classifier was not trained on."""
+    clips = [c for c in payload["clips"] if c.get("half") == "tune" and not c.get("trained_on")]
+    return {"source": f"the questions of {len(clips)} labelled action clips, tuning half",
+            "rests_on": payload["halves"]["tune"]["rests_on"]}
+
+
+def _clip_figures(per_action: dict, question: dict, rests_on: dict) -> dict:
+    return {"actions": {a: {**c, "precision": _ratio(c["tp"], c["predicted"]),
+                            "recall": _ratio(c["tp"], c["true"])} for a, c in per_action.items()},
+            "question": dict(question), "rests_on": dict(rests_on)}
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
