@@ -26,8 +26,9 @@ _WORDS_KEPT = 20_000  # characters of speech and on-screen text searched per vid
 # What people do and the picture's labels come first in what is kept: they are few words, and
 # speech would otherwise crowd them out of a long video's share.
 # Of the video classifier's five guesses a window, the likely ones only.
+LIKELY_ACTIVITY = 0.3
 _DOING = ("SELECT DISTINCT action FROM actions",
-          "SELECT DISTINCT activity FROM activities WHERE score >= 0.3")
+          f"SELECT DISTINCT activity FROM activities WHERE score >= {LIKELY_ACTIVITY}")
 _CONTENTS = (*_DOING, "SELECT DISTINCT tag FROM tags", "SELECT DISTINCT category FROM instances",
              "SELECT text FROM speech ORDER BY t_start", "SELECT DISTINCT text FROM ocr")
 # Every word is searched for in every video: 140,000 characters over 500 videos took 22 s.

@@ -197,6 +197,9 @@ def test_labelled_clips_measure_what_each_pick_rests_on(ingested, library_settin
     assert highway["rests_on"] == ["video classifier"]
     assert sum("error" in c for c in run["clips"]) == 4  # files that are not there: reported
     assert run["halves"]["tune"]["rests_on"] == {"video classifier": {"right": 1, "of": 1}}
+    # Each activity the classifier found likely has its row: would it alone pick the label?
+    assert run["halves"]["tune"]["activities"]["driving car"] == {"stated": 1, "right": 1,
+                                                                  "wrong": 0}
     both = actions_bench.merged([run, run])
     assert both["halves"]["tune"]["question"]["right"] == 2 * run["halves"]["tune"]["question"]["right"]
     assert actions_bench.picks_table(both)["rests_on"]["video classifier"] == {"right": 2, "of": 2}
@@ -204,5 +207,5 @@ def test_labelled_clips_measure_what_each_pick_rests_on(ingested, library_settin
     trained = actions_bench.clips_bench([{**r, "dataset": "Kinetics-400"} for r in rows],
                                         library_settings)
     assert trained["halves"]["tune"]["question"]["right"] == 1
-    assert trained["halves"]["tune"]["rests_on"] == {}
+    assert trained["halves"]["tune"]["rests_on"] == {} == trained["halves"]["tune"]["activities"]
     assert actions_bench.picks_table(trained)["source"].startswith("the questions of 0 ")

@@ -170,6 +170,10 @@ def _print_clips_bench(payload: dict) -> None:
         print("  a pick rests on (clips the classifier was not trained on) | right | of")
         for kind, c in sorted(figures["rests_on"].items()):
             print(f"  {kind} | {c['right']} | {c['of']}")
+        print("  the classifier found likely (clips it was not trained on) | clips | alone "
+              "picks the label | picks another")
+        for activity, c in sorted(figures["activities"].items(), key=lambda kv: -kv[1]["stated"]):
+            print(f"  {activity} | {c['stated']} | {c['right']} | {c['wrong']}")
         print("  action | stated | right | labels say | precision | recall")
         for action, c in sorted(figures["actions"].items()):
             print(f"  {action} | {c['predicted']} | {c['tp']} | {c['true']} | "

@@ -263,6 +263,8 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
                    "high": 0, "high_right": 0} for h in ("tune", "report")}
     # Code's picks by what each rests on: the confidence contract's cells for activities.
     behind = {h: defaultdict(lambda: {"right": 0, "of": 0}) for h in ("tune", "report")}
+    stated = {h: defaultdict(lambda: {"stated": 0, "right": 0, "wrong": 0})
+              for h in ("tune", "report")}
     clips = []
     library = Library(settings.home)
     for n, r in enumerate(rows, start=1):
@@ -295,6 +297,12 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
         for kind in rests_on if not seen_in_training(r) else ():
             behind[h][kind]["of"] += 1
             behind[h][kind]["right"] += chosen == answer
+        for activity, pick in (_activity_picks(tables, options) if not seen_in_training(r)
+                               else {}).items():
+            cell = stated[h][activity]
+            cell["stated"] += 1
+            if pick is not None:
+                cell["right" if pick == answer else "wrong"] += 1
         if rests_on and precision.earns_high({"operation": "activity",
                                               "conditions": "; ".join(rests_on)}):
             d["high"] += 1
@@ -309,8 +317,29 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
                  f"code chose {options[chosen] if chosen is not None else '-'}")
     return {"clips": clips,
             "halves": {h: _clip_figures({a: c for a, c in per_action[h].items()
-                                         if c["predicted"] or c["true"]}, decided[h], behind[h])
+                                         if c["predicted"] or c["true"]}, decided[h], behind[h],
+                                        stated[h])
                        for h in ("tune", "report")}}
+
+
+def _activity_picks(tables, options: list[str]) -> dict[str, int | None]:
+    """Each activity the video classifier found likely somewhere in the clip (as library search
+    finds it), with the option it alone would have code pick (None: none)."""
+    from backend.agent import option_match
+    from backend.agent.activity_queries import has
+    from backend.library_search import LIKELY_ACTIVITY
+    from models import lexicon
+
+    if not has(tables, "activities"):
+        return {}
+    likely = tables.rows(f"SELECT DISTINCT activity FROM activities "
+                         f"WHERE score >= {LIKELY_ACTIVITY}")
+    picks = {}
+    for row in likely:
+        alone = {"words": dict.fromkeys(lexicon.terms(row["activity"]), 1.0), "tags": {}}
+        decision = option_match.decide({"activities": alone}, options)
+        picks[row["activity"]] = decision.chosen if decision else None
+    return picks
 
 
 def merged(runs: list[dict]) -> dict:
@@ -322,6 +351,7 @@ def merged(runs: list[dict]) -> dict:
         actions_sum: dict[str, dict] = defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0})
         question: dict[str, int] = defaultdict(int)
         rests_on: dict[str, dict] = defaultdict(lambda: {"right": 0, "of": 0})
+        stated: dict[str, dict] = defaultdict(lambda: {"stated": 0, "right": 0, "wrong": 0})
         for run in runs:
             figures = run["halves"][h]
             for action, c in figures["actions"].items():
@@ -332,7 +362,10 @@ def merged(runs: list[dict]) -> dict:
             for kind, c in figures["rests_on"].items():
                 rests_on[kind]["right"] += c["right"]
                 rests_on[kind]["of"] += c["of"]
-        halves[h] = _clip_figures(actions_sum, question, rests_on)
+            for activity, c in figures["activities"].items():
+                for key in ("stated", "right", "wrong"):
+                    stated[activity][key] += c[key]
+        halves[h] = _clip_figures(actions_sum, question, rests_on, stated)
     return {"clips": [c for run in runs for c in run["clips"]], "halves": halves}
 
 
@@ -345,10 +378,10 @@ def picks_table(payload: dict) -> dict:
             "rests_on": payload["halves"]["tune"]["rests_on"]}
 
 
-def _clip_figures(per_action: dict, question: dict, rests_on: dict) -> dict:
+def _clip_figures(per_action: dict, question: dict, rests_on: dict, stated: dict) -> dict:
     return {"actions": {a: {**c, "precision": _ratio(c["tp"], c["predicted"]),
                             "recall": _ratio(c["tp"], c["true"])} for a, c in per_action.items()},
-            "question": dict(question), "rests_on": dict(rests_on)}
+            "question": dict(question), "rests_on": dict(rests_on), "activities": dict(stated)}
 
 
 def _ratio(part: int, whole: int) -> float | None:
