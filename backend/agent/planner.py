@@ -332,10 +332,8 @@ class Planner:
                 (decision := option_match.decide(parent.typed, q.options)) and \
                 decision.chosen is not None:
             i = decision.chosen
-            node = self._add_answer(q, parent, decision.explanation, q.options[i], i,
-                                    decision.basis)
-            node.rests_on = decision.rests_on
-            return node
+            return self._add_answer(q, parent, decision.explanation, q.options[i], i,
+                                    decision.basis, decision.rests_on)
         if q.options and parent.support == "computed" and \
                 (i := meaning.option_meaning(parent.value, q.options)) is not None:
             thought = (f"the computed value '{parent.value}' is option {i}, '{q.options[i]}': "
@@ -385,9 +383,9 @@ class Planner:
         return node
 
     def _add_answer(self, q: _Question, parent: Node, thought: str, answer: str,
-                    option: int | None, basis: str) -> Node:
+                    option: int | None, basis: str, rests_on: tuple[str, ...] = ()) -> Node:
         node = q.grow(parent, thought=thought, action=ANSWER, action_input=answer, answer=answer,
-                      option=option, support=basis)
+                      option=option, support=basis, rests_on=list(rests_on))
         self.on_step(node)
         return node
 
