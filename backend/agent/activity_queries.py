@@ -90,7 +90,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
     happening = _happening(tables, span)
     facts = picture_facts(tables, span)
-    covered: dict[str, float] = defaultdict(float)   # a word of what is done -> seconds
+    # a word of what is done -> the action it was seen as -> seconds
     by_action: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     acts, things = set(), set()
     for r in rows:
@@ -100,9 +100,8 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
         acts.update(done)
         things.update(with_whom)
         for word in {*done, *with_whom}:
-            covered[word] += seconds
             by_action[word][r["action"]] += seconds
-    words = {w: round(_strength(seconds, length), 3) for w, seconds in covered.items()}
+    words = {w: round(_strength(sum(seen.values()), length), 3) for w, seen in by_action.items()}
     # Which measurement each word's strength comes from: the confidence contract trusts a pick
     # as far as the measured precision of what it rests on (`precision.earns_high`).
     origins = {w: max(by_action[w], key=by_action[w].get) for w in words}

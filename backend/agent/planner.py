@@ -34,6 +34,7 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Literal
 
@@ -383,7 +384,7 @@ class Planner:
         return node
 
     def _add_answer(self, q: _Question, parent: Node, thought: str, answer: str,
-                    option: int | None, basis: str, rests_on: tuple[str, ...] = ()) -> Node:
+                    option: int | None, basis: str, rests_on: Sequence[str] = ()) -> Node:
         node = q.grow(parent, thought=thought, action=ANSWER, action_input=answer, answer=answer,
                       option=option, support=basis, rests_on=list(rests_on))
         self.on_step(node)

@@ -97,13 +97,13 @@ def bench_actions(args, settings) -> dict:
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     if args.clips:
         payload = _action_clips(args, settings, say)
-        table = {**precision.action_measured(),
-                 "picks": picks_table(payload["clips_bench"])}
+        part = {"picks": picks_table(payload["clips_bench"])}
     else:
         payload = actions_bench(root, ModelSet(settings), limit=args.limit, progress=say)
-        table = {**precision.action_measured(), **precision_table(payload)}
+        part = precision_table(payload)
     if args.write:
         # Each truth writes its own part of the contract and keeps the other's.
+        table = {**precision.action_measured(), **part}
         precision.ACTION_TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         payload["written"] = [str(precision.ACTION_TABLE)]
     return payload

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -294,11 +294,11 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
         chosen = decision.chosen if decision else None
         d["right" if chosen == answer else "wrong" if chosen is not None else "undecided"] += 1
         rests_on = decision.rests_on if chosen is not None else []
-        for kind in rests_on if not seen_in_training(r) else ():
+        trained_on = seen_in_training(r)
+        for kind in rests_on if not trained_on else ():
             behind[h][kind]["of"] += 1
             behind[h][kind]["right"] += chosen == answer
-        for activity, pick in (_activity_picks(tables, options) if not seen_in_training(r)
-                               else {}).items():
+        for activity, pick in (_activity_picks(tables, options) if not trained_on else {}).items():
             cell = stated[h][activity]
             cell["stated"] += 1
             if pick is not None:
@@ -311,7 +311,7 @@ def clips_bench(rows: list[dict], settings, progress=lambda line: None) -> dict:
         d["best_right"] += best == answer
         clips.append({"file": r["file"], "label": r["label"], "half": h, "actions": sorted(said),
                       "tags": top, "options": options, "answer": answer, "chosen": chosen,
-                      "rests_on": rests_on, "trained_on": seen_in_training(r),
+                      "rests_on": rests_on, "trained_on": trained_on,
                       "scores": decision.scores if decision else {}})
         progress(f"{n}/{len(rows)} {r['file']} ({r['label']}): actions {sorted(said)}, tags {top}, "
                  f"code chose {options[chosen] if chosen is not None else '-'}")
@@ -348,25 +348,25 @@ def merged(runs: list[dict]) -> dict:
     other labels)."""
     halves = {}
     for h in ("tune", "report"):
-        actions_sum: dict[str, dict] = defaultdict(lambda: {"tp": 0, "predicted": 0, "true": 0})
-        question: dict[str, int] = defaultdict(int)
-        rests_on: dict[str, dict] = defaultdict(lambda: {"right": 0, "of": 0})
-        stated: dict[str, dict] = defaultdict(lambda: {"stated": 0, "right": 0, "wrong": 0})
-        for run in runs:
-            figures = run["halves"][h]
-            for action, c in figures["actions"].items():
-                for key in ("tp", "predicted", "true"):
-                    actions_sum[action][key] += c[key]
-            for key, n in figures["question"].items():
-                question[key] += n
-            for kind, c in figures["rests_on"].items():
-                rests_on[kind]["right"] += c["right"]
-                rests_on[kind]["of"] += c["of"]
-            for activity, c in figures["activities"].items():
-                for key in ("stated", "right", "wrong"):
-                    stated[activity][key] += c[key]
-        halves[h] = _clip_figures(actions_sum, question, rests_on, stated)
+        parts = [run["halves"][h] for run in runs]
+        question: Counter = Counter()
+        for part in parts:
+            question.update(part["question"])
+        halves[h] = _clip_figures(_summed([p["actions"] for p in parts], ("tp", "predicted", "true")),
+                                  question, _summed([p["rests_on"] for p in parts], ("right", "of")),
+                                  _summed([p["activities"] for p in parts],
+                                          ("stated", "right", "wrong")))
     return {"clips": [c for run in runs for c in run["clips"]], "halves": halves}
+
+
+def _summed(tables: list[dict[str, dict]], keys: tuple[str, ...]) -> dict[str, dict]:
+    """{name: {key: count}} tables added up, name by name (derived figures left out)."""
+    total: dict[str, dict] = defaultdict(lambda: dict.fromkeys(keys, 0))
+    for table in tables:
+        for name, cell in table.items():
+            for key in keys:
+                total[name][key] += cell[key]
+    return dict(total)
 
 
 def picks_table(payload: dict) -> dict:
