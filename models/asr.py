@@ -11,9 +11,16 @@ import os
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from models.types import SpeechSegment
+# CTranslate2 runs Intel MKL on Intel CPUs and oneDNN on others, and Whisper's words differ
+# between the two: on MKL, base heard the sample clip's "banana" at 40 s as "Anna". oneDNN on
+# every CPU is the backend the app and its tests were measured with. Read once, when ctranslate2
+# loads: before faster_whisper's import.
+os.environ.setdefault("CT2_USE_MKL", "0")
+from faster_whisper import WhisperModel  # noqa: E402
+from faster_whisper.feature_extractor import FeatureExtractor  # noqa: E402
+
+from models.types import SpeechSegment  # noqa: E402
 
 SAMPLE_RATE = 16_000
 
@@ -70,13 +77,6 @@ class SpeechRecognizer:
         beam_size: int = 5,
         vad_filter: bool = True,
     ) -> None:
-        # CTranslate2 runs Intel MKL on Intel CPUs and oneDNN on others, and Whisper's words
-        # differ between the two: on MKL, base heard the sample clip's "banana" at 40 s as
-        # "Anna". oneDNN on every CPU is the backend the app and its tests were measured with.
-        # Read once, when ctranslate2 loads: before the import below.
-        os.environ.setdefault("CT2_USE_MKL", "0")
-        from faster_whisper import WhisperModel
-
         if model:
             model_path = model
             self.name = f"faster-whisper:{model}"
@@ -104,6 +104,7 @@ class SpeechRecognizer:
             cpu_threads=cpu_threads or 2,
             local_files_only=not model,
         )
+        self._model.feature_extractor = _SteadyFeatures(**self._model.feat_kwargs)
         self.detected_language: str | None = None
 
     def transcribe(self, audio: np.ndarray | None, language: str | None = None) -> list[SpeechSegment]:
@@ -114,22 +115,42 @@ class SpeechRecognizer:
         """
         if audio is None or len(audio) < SAMPLE_RATE // 10:
             return []
-        audio = np.ascontiguousarray(audio, dtype=np.float32)
-        # Whisper's words depend on how many threads numpy's BLAS adds up the mel features with
-        # (the sample clip: 3 segments with 2 threads, 6 with 1), so one thread, as every machine
-        # has: a video gets the same transcript on any machine and in any batch worker or Ray task.
-        with threadpool_limits(1, user_api="blas"):
-            segments, info = self._model.transcribe(
-                audio,
-                language=language or self.language,
-                beam_size=self.beam_size,
-                word_timestamps=True,
-                vad_filter=self.vad_filter,
-                condition_on_previous_text=False,  # limits run-away repetition on music or noise
-            )
-            out = [s for s in map(_segment, segments) if s is not None]  # decoding happens here
+        segments, info = self._model.transcribe(
+            np.ascontiguousarray(audio, dtype=np.float32),
+            language=language or self.language,
+            beam_size=self.beam_size,
+            word_timestamps=True,
+            vad_filter=self.vad_filter,
+            condition_on_previous_text=False,  # limits run-away repetition on music or noise
+        )
+        out = [s for s in map(_segment, segments) if s is not None]  # decoding happens here
         self.detected_language = info.language
         return out
+
+
+class _SteadyFeatures(FeatureExtractor):
+    """faster-whisper's log-Mel features, with the filter bank applied without BLAS.
+
+    Whisper's words hang on the last bit of these features: with the product done by BLAS, the
+    sample clip's segments and its word at 40 s changed with the number of threads BLAS used
+    (2 or 3 segments, "Banana" from 39.54 or from 39.76 s; once, in a full test run, "Benanna").
+    A thread limit set around the call does not hold: BLAS's thread count is global to the
+    process, and other threads (memory's embeddings, a batch worker) set it too. numpy's einsum
+    adds up in one fixed order: the same features whatever BLAS does, in any thread.
+    """
+
+    def __call__(self, waveform: np.ndarray, padding: int = 160, chunk_length: int | None = None):
+        if chunk_length is not None:
+            self.n_samples = chunk_length * self.sampling_rate
+            self.nb_max_frames = self.n_samples // self.hop_length
+        waveform = np.pad(np.asarray(waveform, dtype=np.float32), (0, padding))
+        window = np.hanning(self.n_fft + 1)[:-1].astype(np.float32)
+        stft = self.stft(waveform, self.n_fft, self.hop_length, window=window, return_complex=True)
+        magnitudes = np.abs(stft.astype(np.complex64)[..., :-1]) ** 2
+        mel = np.einsum("mf,ft->mt", self.mel_filters, magnitudes, optimize=False)
+        log_spec = np.log10(np.clip(mel, 1e-10, None))
+        log_spec = np.maximum(log_spec, log_spec.max() - 8.0)
+        return (log_spec + 4.0) / 4.0
 
 
 def _segment(seg) -> SpeechSegment | None:

@@ -35,13 +35,15 @@ def read(models: ModelSet, name: str) -> dict[str, list[actions.Action]]:
 
 
 def test_people_walking_across_a_square_are_walking(ingested, library_settings):
-    """TUD-Campus: people walk left to right past the camera; nobody runs, sits or falls."""
+    """TUD-Campus: people walk left to right past the camera, in twos and threes, passing in
+    front of each other; nobody runs, sits, falls, points or pushes."""
     db = library_settings.home / "videos" / ingested("mot15_TUD-Campus.mp4").video_id / "video.db"
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT instance_id, action FROM actions").fetchall()
         described = conn.execute("SELECT action FROM instances WHERE category = 'person'").fetchall()
     assert len({who for who, action in rows if action == "walking"}) >= 4
-    assert not {action for _, action in rows} & {"running", "sitting", "lying", "falling"}
+    assert not {action for _, action in rows} & {"running", "sitting", "lying", "falling",
+                                                 "pointing", "pushing"}
     assert sum("does: walking" in r[0] for r in described) >= 4
 
 
@@ -196,6 +198,70 @@ def test_arms_flung_about_in_place_for_seconds_dance_and_a_burst_does_not(models
 
     assert "dancing" in found(lambda k: 2 <= k < 22)
     assert "dancing" not in found(lambda k: 8 <= k < 15)
+
+
+def _arms(person: Detection, right: tuple[float, float], left: tuple[float, float],
+          shift: float = 0.0, track: int | None = None) -> Detection:
+    """The person's real keypoints with each wrist (and elbow, half way) set at (sideways, up)
+    torsos from its shoulder, the whole body moved `shift` pixels sideways."""
+    pts = np.array(person.pose.keypoints, dtype=np.float32)
+    torso = abs(float(pts[kp.L_HIP, 1] - pts[kp.L_SHOULDER, 1]))
+    for shoulder, elbow, wrist, (out, up) in ((kp.R_SHOULDER, kp.R_ELBOW, kp.R_WRIST, right),
+                                              (kp.L_SHOULDER, kp.L_ELBOW, kp.L_WRIST, left)):
+        at = pts[shoulder, :2] + np.array([out, -up]) * torso
+        pts[wrist] = (*at, 1.0)
+        pts[elbow] = (*((pts[shoulder, :2] + at) / 2), 1.0)
+    pts[:, 0] += shift
+    x1, y1, x2, y2 = person.box
+    return replace(person, track_id=person.track_id if track is None else track,
+                   box=(min(x1 + shift, *pts[:, 0]), y1, max(x2 + shift, *pts[:, 0]), y2),
+                   pose=replace(person.pose, keypoints=pts))
+
+
+def test_an_arm_held_out_at_shoulder_height_points_and_other_arms_do_not(models):
+    """The tennis player's real keypoints with one arm held straight out at shoulder height and
+    the other hanging: held for two seconds, pointing; for half a second (a punch, a reach), an
+    arm out at the waist (a handshake) or both arms out (a push, a balance), not."""
+    person = _person("000000005586.jpg", models)
+    hanging = (0.1, -1.0)
+
+    def found(right, left, held: range) -> set[str]:
+        frames = [(k, k * 0.2, [_arms(person, right if k in held else hanging, left)])
+                  for k in range(20)]
+        return {a.action for a in actions.perceive(frames, (640, 480))}
+
+    assert "pointing" in found((1.0, 0.1), hanging, range(5, 16))
+    assert "pointing" not in found((1.0, 0.1), hanging, range(5, 8))
+    assert "pointing" not in found((0.7, -0.7), hanging, range(5, 16))
+    assert "pointing" not in found((1.0, 0.1), (1.0, 0.1), range(5, 16))
+
+
+def test_a_hand_put_on_someone_who_then_moves_away_pushes_and_a_hand_laid_on_does_not(models):
+    """Two people from the tennis player's real keypoints, one a torso and a half beside the
+    other: the left one's arm put out onto the right one's chest, and the right one's feet
+    carried a torso away within a second, is a push by the left one; the same hand laid on
+    someone who stays put is not, nor arms round someone close enough to embrace (boxes
+    overlapping as in a hug) who then steps back."""
+    person = _person("000000005586.jpg", models)
+    pts = np.array(person.pose.keypoints, dtype=np.float32)
+    torso = abs(float(pts[kp.L_HIP, 1] - pts[kp.L_SHOULDER, 1]))
+    hanging = (0.1, -1.0)
+
+    def found(moves_away: bool, apart: float = 1.5) -> list[actions.Action]:
+        frames = []
+        for k in range(15):
+            touching = 5 <= k < 8
+            pusher = _arms(person, (1.1, -0.5) if touching else hanging, hanging)
+            away = 1.2 * torso * min(max(k - 6, 0), 3) / 3 if moves_away else 0.0
+            pushed = _arms(person, hanging, hanging, shift=apart * torso + away,
+                           track=person.track_id + 1)
+            frames.append((k, k * 0.2, [pusher, pushed]))
+        return [a for a in actions.perceive(frames, (1280, 720)) if a.action == "pushing"]
+
+    pushes = found(moves_away=True)
+    assert {(a.instance_id, a.other_id) for a in pushes} == {(person.track_id, person.track_id + 1)}
+    assert found(moves_away=False) == []
+    assert found(moves_away=True, apart=1.0) == []
 
 
 def test_a_stride_is_a_walk_and_a_step_is_not(models):

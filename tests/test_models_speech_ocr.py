@@ -135,6 +135,24 @@ def test_transcribe_speech_clip_says_banana_at_40s(recognizer):
     assert late_banana, words
 
 
+def test_whisper_hears_the_same_features_whatever_blas_threads_another_thread_set(recognizer):
+    # BLAS's thread count is global to the process: any thread (memory's embeddings, a batch
+    # worker) may change it while a video is transcribed. With the Mel filter bank applied by
+    # BLAS, the speech clip gave 2 segments with one thread and 3 with two, its last word moving.
+    from threadpoolctl import threadpool_limits
+
+    from models.asr import load_audio
+
+    _need(SPEECH)
+    audio = load_audio(SPEECH)
+    features = recognizer._model.feature_extractor  # what Whisper reads, the step BLAS touched
+    heard = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            heard.append(features(audio))
+    assert np.array_equal(heard[0], heard[1])
+
+
 def test_whisper_runs_on_one_backend_whatever_the_cpu_maker():
     # An Intel CPU would otherwise take MKL, whose transcription of the sample clip differs.
     env = {k: v for k, v in os.environ.items() if k != "CT2_USE_MKL"} | {"CT2_VERBOSE": "1"}

@@ -54,6 +54,7 @@ CAPTION_WORDS = {
                          r"(?:hand|hands|fingers?) (?:on|to|over) (?:his|her|their) "
                          r"(?:face|mouth|chin|cheek|eyes?))\b",
     "upside down": r"\b(?:upside[- ]down|inverted|(?:hand|head)stands?|cartwheels?|somersaults?)\b",
+    "pointing": r"\b(?:points|pointing|pointed) (?:at|to|towards?|up|out)\b",
     "hugging": r"\b(?:hug|hugs|hugging|embrac\w+)\b",
     "hands joined": r"\b(?:holding hands|hand in hand|shak\w+ hands)\b",
     "facing each other": r"\b(?:facing each other|face each other|talking to each other|"

@@ -1,7 +1,7 @@
 """Actions of the body alone, read from a person's sightings over time: standing, walking,
 running, sitting, lying, bending, jumping, falling, sitting down, standing up, turning round,
-raising arms, waving, punching, climbing, dancing, touching the face, upside down (and
-carrying, holding while walking)."""
+raising arms, waving, punching, pointing, climbing, dancing, touching the face, upside down
+(and carrying, holding while walking)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from backend.ingest.action_sightings import Seen, Track, ankles_y, dist, reach, window
+from backend.ingest.action_sightings import Seen, Track, ankles_y, arm_reach, dist, reach, window
 from models import pose as kp_index
 
 # Foot point speed, body heights a second: a walk at 1.4 m/s is about 0.8; people change from
@@ -19,6 +19,10 @@ JUMP = 0.2                  # ankles and hips above their lowest nearby place, b
 FALL_SECONDS = 2.0
 TURN_SECONDS = 2.0
 SEAT_SECONDS = 2.0          # sitting down or standing up takes a person a second or two
+POINT_REACH = 0.8           # wrist from shoulder, torsos: an arm held out straight
+POINT_LEVEL = 0.4           # wrist within this of the shoulder's height, torsos (a handshake
+                            # is lower, at the waist)
+POINT_DOWN = 0.3            # the other wrist this far below its shoulder, torsos
 FACE_HAND = 1.3             # a wrist this near the nose (head widths) is at the face: a
                             # hand at the ear holding a phone has its wrist by the jaw
 
@@ -84,6 +88,8 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             mark(pid, "turning round", s.t, note)
         if punching(track, k):
             mark(pid, "punching", s.t, "a wrist thrown out to a straight arm at shoulder height")
+        if _pointing(track, k):
+            mark(pid, "pointing", s.t, "one arm held out straight at shoulder height, the other down")
         if _climbing(track, k):
             mark(pid, "climbing", s.t, "rising steadily without getting smaller")
         if _dancing(track, k, speed):
@@ -221,6 +227,26 @@ def punching(track: Track, k: int) -> bool:
     now, then = reach(s), reach(before[-1])
     return any(d >= 1.0 and abs(up) <= 0.5 and d - d0 >= 0.6
                for (d, up), (d0, _) in zip(now, then))
+
+
+def _pointing(track: Track, k: int) -> bool:
+    """One arm straight out at shoulder height and the other hanging (or out of view), the same
+    arm out on the sighting before too: held, which a punch, a throw or a reach for a hand is
+    not (a punch is out for a frame; two a second apart would make a second of pointing)."""
+    s = track[k]
+    before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
+    return bool(before) and _arm_out(s) is not None and _arm_out(s) == _arm_out(before[-1])
+
+
+def _arm_out(s: Seen) -> int | None:
+    """Which arm (0 left, 1 right) is out pointing-fashion, if one is and the other hangs."""
+    arms = arm_reach(s)
+    out = [i for i, a in enumerate(arms)
+           if a is not None and a[0] >= POINT_REACH and abs(a[1]) <= POINT_LEVEL]
+    if len(out) != 1:
+        return None
+    other = arms[1 - out[0]]
+    return out[0] if other is None or other[1] <= -POINT_DOWN else None
 
 
 def _climbing(track: Track, k: int) -> bool:

@@ -1,5 +1,5 @@
 """Actions between people, read from everyone seen on a frame together: facing each other, hands
-joined, hugging, fighting, passing a ball; and throwing, a ball leaving a hand, found with the
+joined, hugging, pushing, fighting, passing a ball; and throwing, a ball leaving a hand, found with the
 same balls-at-hands as passing."""
 
 from __future__ import annotations
@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from backend.ingest.action_body_rules import WALK, punching
-from backend.ingest.action_sightings import Seen, Thing, Track, dist, inside, iou
+from backend.ingest.action_sightings import Seen, Thing, Track, dist, inside, iou, reach
 from models import pose as kp_index
 
 THROWN = {"sports ball", "frisbee"}
+PUSH_REACH = 0.6     # the pusher's wrist this far from its shoulder, torsos: an arm put out
+PUSH_AWAY = 0.5      # the other's feet then move this far away from the pusher, torsos,
+PUSH_SECONDS = 1.0   # within this long
+EMBRACE_IOU = 0.3    # boxes overlapping this much within that time: an embrace (as hugging)
 
 
 def _gaze(s: Seen) -> int:
@@ -28,6 +32,8 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
     """Marks what each pair seen together on a frame does, and passes and throws of a ball."""
     ball_near: list[tuple[float, int, int]] = []   # (t, person, ball) a ball at a hand
     punches = defaultdict(set)
+    shoves: list[tuple[float, Seen, int, Seen, int]] = []   # (t, pusher, id, pushed, id)
+    embraced = defaultdict(list)   # pair -> times their heads were together
     for index, seen in on_frame.items():
         for pid, s in seen.items():
             for thing in things.get(index, ()):
@@ -65,6 +71,11 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
                         (_arms_round(a, b) or _arms_round(b, a)):
                     for p, q in pair:
                         mark(p, "hugging", a.t, f"boxes overlapping, arms round #{q}", q)
+                if iou(a.box, b.box) >= EMBRACE_IOU:
+                    embraced[(a_id, b_id)].append(a.t)
+                if not close:
+                    shoves += [(a.t, *pusher) for pusher in ((a, a_id, b, b_id), (b, b_id, a, a_id))
+                               if _hand_out_on(pusher[0], pusher[2])]
                 if gap <= 3 * torso:
                     punches[(a_id, b_id)].add(a.t)
     for t, pid, ball in ball_near:
@@ -72,7 +83,9 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
         if later:
             mark(pid, "passing a ball", t, f"the ball #{ball} goes to #{later[0][1]}", later[0][1])
     _throws(on_frame, things, ball_near, mark)
-    _fights(punches, on_frame, mark)
+    tracks = _tracks(on_frame)
+    _pushes(shoves, tracks, embraced, mark)
+    _fights(punches, tracks, mark)
 
 
 def _hands_meet(a: Seen, b: Seen, torso: float) -> bool:
@@ -103,6 +116,34 @@ def _arms_round(a: Seen, b: Seen) -> bool:
     return any(inside(w, torso_box) for w in a.wrists())
 
 
+def _hand_out_on(a: Seen, b: Seen) -> bool:
+    """An arm of `a` put out (PUSH_REACH) with its wrist on the torso of `b`."""
+    return _arms_round(a, b) and any(d >= PUSH_REACH for d, _ in reach(a))
+
+
+def _pushes(shoves, tracks: dict[int, Track], embraced, mark) -> None:
+    """A hand put out on someone standing still, then their feet moving away from the pusher
+    by PUSH_AWAY torsos within PUSH_SECONDS: a push. A hand laid on a shoulder moves no one;
+    people walking past each other overlap, hands on each other's boxes, but were moving
+    before; a hug starts and ends with arms round the other, but brings the heads together
+    within that time."""
+    for t, a, a_id, b, b_id in shoves:
+        pair = (min(a_id, b_id), max(a_id, b_id))
+        if any(abs(t - t2) <= PUSH_SECONDS for t2 in embraced.get(pair, ())):
+            continue
+        track = tracks[b_id]
+        before = [n for n in track.between(t - PUSH_SECONDS, t) if not n.interpolated]
+        if any(abs(n.foot[0] - b.foot[0]) >= PUSH_AWAY / 2 * b.torso for n in before):
+            continue
+        away = 1.0 if b.foot[0] >= a.foot[0] else -1.0
+        later = track.between(t + 1e-6, t + PUSH_SECONDS + 1e-6)
+        moved = max(((n.foot[0] - b.foot[0]) * away for n in later if not n.interpolated),
+                    default=0.0)
+        if moved >= PUSH_AWAY * b.torso:
+            mark(a_id, "pushing", t, f"a hand out on #{b_id}, who stood still and then moves away",
+                 b_id)
+
+
 def _throws(on_frame, things, ball_near, mark) -> None:
     """A ball at a hand, then more than a torso and a half from it within a second."""
     by_ball = defaultdict(list)
@@ -122,13 +163,16 @@ def _throws(on_frame, things, ball_near, mark) -> None:
                 break
 
 
-def _fights(close: dict[tuple[int, int], set[float]], on_frame, mark) -> None:
-    """A pair close together while one of them punches."""
+def _tracks(on_frame) -> dict[int, Track]:
     sightings: dict[int, list[Seen]] = defaultdict(list)
     for seen in on_frame.values():
         for pid, s in seen.items():
             sightings[pid].append(s)
-    tracks = {pid: Track(found) for pid, found in sightings.items()}
+    return {pid: Track(found) for pid, found in sightings.items()}
+
+
+def _fights(close: dict[tuple[int, int], set[float]], tracks: dict[int, Track], mark) -> None:
+    """A pair close together while one of them punches."""
     struck = {pid: {track[k].t for k in range(len(track)) if punching(track, k)}
               for pid, track in tracks.items()}
     for (a, b), times in close.items():

@@ -109,14 +109,20 @@ def window(track: Track, k: int, seconds: float) -> list[Seen]:
     return track.between(t - seconds / 2 - 1e-6, t + seconds / 2 + 2e-6)
 
 
-def reach(s: Seen) -> list[tuple[float, float]]:
-    """(wrist-to-shoulder distance, wrist height above the shoulder) per seen arm, in torsos."""
+def arm_reach(s: Seen) -> list[tuple[float, float] | None]:
+    """(wrist-to-shoulder distance, wrist height above the shoulder) in torsos, for the left arm
+    and the right; None for an arm whose shoulder or wrist is not seen."""
     out = []
     for sh, wr in ((kp_index.L_SHOULDER, kp_index.L_WRIST), (kp_index.R_SHOULDER, kp_index.R_WRIST)):
         a, b = s.joint(sh), s.joint(wr)
-        if a is not None and b is not None:
-            out.append((dist(b, a) / s.torso, float(a[1] - b[1]) / s.torso))
+        out.append(None if a is None or b is None else
+                   (dist(b, a) / s.torso, float(a[1] - b[1]) / s.torso))
     return out
+
+
+def reach(s: Seen) -> list[tuple[float, float]]:
+    """`arm_reach` of the arms seen."""
+    return [a for a in arm_reach(s) if a is not None]
 
 
 def ankles_y(s: Seen) -> float | None:

@@ -50,10 +50,11 @@ RULES = "rules over pose keypoints and object boxes (backend/ingest/actions.py)"
 # Every action the rules can state, in the words the table stores, by family.
 BODY = ("standing", "walking", "running", "sitting", "lying", "bending", "jumping", "falling",
         "sitting down", "standing up", "turning round", "raising arms", "waving", "punching",
-        "climbing", "dancing", "touching the face", "upside down")
+        "pointing", "climbing", "dancing", "touching the face", "upside down")
 WITH_OBJECTS = ("holding", "carrying", "riding", "drinking", "eating", "using a phone",
                 "swinging", "throwing")
-BETWEEN_PEOPLE = ("facing each other", "hands joined", "hugging", "fighting", "passing a ball")
+BETWEEN_PEOPLE = ("facing each other", "hands joined", "hugging", "pushing", "fighting",
+                  "passing a ball")
 ACTIONS = BODY + WITH_OBJECTS + BETWEEN_PEOPLE
 # How a body is held rather than what it does: the pose model's reading of every frame.
 POSTURES = ("standing", "sitting", "lying", "bending")
@@ -63,7 +64,7 @@ POSTURES = ("standing", "sitting", "lying", "bending")
 # Upside down is one too: the pose model fits an upright skeleton to most frames of an inverted
 # body (it learnt people standing), so a moment is all it shows of one.
 EVENTS = {"jumping", "falling", "sitting down", "standing up", "turning round", "punching",
-          "throwing", "passing a ball", "upside down"}
+          "throwing", "passing a ball", "upside down", "pushing"}
 
 BRIDGE = 1.0                # seconds of no support bridged inside one interval
 # States that a moment says nothing of: a wrist swung past the face in a strike, an aim or a
@@ -72,7 +73,8 @@ BRIDGE = 1.0                # seconds of no support bridged inside one interval
 # never what the clip's label said; a single image is still read as it is. A walk or a run is
 # a stride at least (two steps, about a second): a shorter one is a body shifting its weight
 # where it stands, or a box that grew as an arm reached out.
-LASTS = {"touching the face": 1.0, "dancing": 2.0, "walking": 1.0, "running": 1.0}
+LASTS = {"touching the face": 1.0, "dancing": 2.0, "walking": 1.0, "running": 1.0,
+         "pointing": 1.0}
 
 
 @dataclass(frozen=True)
