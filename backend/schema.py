@@ -39,10 +39,10 @@ actions(id INTEGER, instance_id INTEGER, action TEXT, t_start REAL, t_end REAL, 
   -- one row per interval in which a tracked person does something, read from body keypoints
   -- and the objects at hand: action is one of 'standing', 'walking', 'running', 'sitting',
   -- 'lying', 'bending', 'jumping', 'falling', 'sitting down', 'standing up' (changes of
-  -- posture), 'turning round', 'raising arms', 'waving',
-  -- 'punching', 'pointing', 'climbing', 'dancing', 'holding', 'carrying', 'riding', 'drinking', 'eating',
-  -- 'using a phone', 'swinging', 'throwing', 'facing each other', 'hands joined', 'hugging',
-  -- 'pushing', 'fighting', 'passing a ball'; other_id is the instance acted with (the held cup, the
+  -- posture), 'turning round', 'raising arms', 'waving', 'punching', 'pointing', 'climbing',
+  -- 'dancing', 'holding', 'carrying', 'riding', 'drinking', 'eating', 'using a phone',
+  -- 'swinging', 'throwing', 'facing each other', 'hands joined', 'hugging', 'pushing',
+  -- 'fighting', 'passing a ball'; other_id is the instance acted with (the held cup, the
   -- ridden horse, the other person), else NULL; evidence says what the rule saw; score is the
   -- share of the person's frames in the interval that support it. Who rides something:
   -- SELECT instance_id, other_id, t_start, t_end FROM actions WHERE action = 'riding'.

@@ -1,6 +1,6 @@
 """Actions between people, read from everyone seen on a frame together: facing each other, hands
-joined, hugging, pushing, fighting, passing a ball; and throwing, a ball leaving a hand, found with the
-same balls-at-hands as passing."""
+joined, hugging, pushing, fighting, passing a ball; and throwing, a ball leaving a hand, found
+with the same balls-at-hands as passing."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
     ball_near: list[tuple[float, int, int]] = []   # (t, person, ball) a ball at a hand
     punches = defaultdict(set)
     shoves: list[tuple[float, Seen, int, Seen, int]] = []   # (t, pusher, id, pushed, id)
-    embraced = defaultdict(list)   # pair -> times their heads were together
+    embraced = defaultdict(list)   # pair -> times their boxes overlapped as in a hug
     for index, seen in on_frame.items():
         for pid, s in seen.items():
             for thing in things.get(index, ()):
@@ -125,8 +125,8 @@ def _pushes(shoves, tracks: dict[int, Track], embraced, mark) -> None:
     """A hand put out on someone standing still, then their feet moving away from the pusher
     by PUSH_AWAY torsos within PUSH_SECONDS: a push. A hand laid on a shoulder moves no one;
     people walking past each other overlap, hands on each other's boxes, but were moving
-    before; a hug starts and ends with arms round the other, but brings the heads together
-    within that time."""
+    before; a hug starts and ends with arms round the other, but overlaps the two boxes
+    (EMBRACE_IOU) within that time."""
     for t, a, a_id, b, b_id in shoves:
         pair = (min(a_id, b_id), max(a_id, b_id))
         if any(abs(t - t2) <= PUSH_SECONDS for t2 in embraced.get(pair, ())):
