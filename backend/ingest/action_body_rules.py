@@ -219,12 +219,19 @@ def _turning(track: Track, k: int) -> str:
     return f"facing {words[other]} at {t:.1f} s, {words[s.facing]} at {s.t:.1f} s"
 
 
-def punching(track: Track, k: int) -> bool:
+def _reading_before(track: Track, k: int) -> Seen | None:
+    """The last sighting with keypoints in the 0.45 s before sighting k (two frames at 5 a
+    second): what a pose is compared with to tell a thrust from a held arm."""
     s = track[k]
     before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
-    if not before or s.kp is None:
+    return before[-1] if before else None
+
+
+def punching(track: Track, k: int) -> bool:
+    s, before = track[k], _reading_before(track, k)
+    if before is None or s.kp is None:
         return False
-    now, then = reach(s), reach(before[-1])
+    now, then = reach(s), reach(before)
     return any(d >= 1.0 and abs(up) <= 0.5 and d - d0 >= 0.6
                for (d, up), (d0, _) in zip(now, then))
 
@@ -233,9 +240,8 @@ def _pointing(track: Track, k: int) -> bool:
     """One arm straight out at shoulder height and the other hanging (or out of view), the same
     arm out on the sighting before too: held, which a punch, a throw or a reach for a hand is
     not (a punch is out for a frame; two a second apart would make a second of pointing)."""
-    s = track[k]
-    before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
-    return bool(before) and _arm_out(s) is not None and _arm_out(s) == _arm_out(before[-1])
+    before = _reading_before(track, k)
+    return before is not None and (arm := _arm_out(track[k])) is not None and arm == _arm_out(before)
 
 
 def _arm_out(s: Seen) -> int | None:

@@ -14,7 +14,8 @@ THROWN = {"sports ball", "frisbee"}
 PUSH_REACH = 0.6     # the pusher's wrist this far from its shoulder, torsos: an arm put out
 PUSH_AWAY = 0.5      # the other's feet then move this far away from the pusher, torsos,
 PUSH_SECONDS = 1.0   # within this long
-EMBRACE_IOU = 0.3    # boxes overlapping this much within that time: an embrace (as hugging)
+EMBRACE_IOU = 0.3    # boxes overlapping this much: an embrace (hugging needs it; a push
+                     # within PUSH_SECONDS of it is not one)
 
 
 def _gaze(s: Seen) -> int:
@@ -67,11 +68,12 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
                 still = all((speeds.get((p, a.t)) or 0.0) < WALK for p in (a_id, b_id))
                 heads = (a.head(), b.head())
                 close = all(h is not None for h in heads) and dist(heads[0], heads[1]) <= 0.8 * torso
-                if still and close and not posing and iou(a.box, b.box) >= 0.3 and \
+                overlap = iou(a.box, b.box)
+                if still and close and not posing and overlap >= EMBRACE_IOU and \
                         (_arms_round(a, b) or _arms_round(b, a)):
                     for p, q in pair:
                         mark(p, "hugging", a.t, f"boxes overlapping, arms round #{q}", q)
-                if iou(a.box, b.box) >= EMBRACE_IOU:
+                if overlap >= EMBRACE_IOU:
                     embraced[(a_id, b_id)].append(a.t)
                 if not close:
                     shoves += [(a.t, *pusher) for pusher in ((a, a_id, b, b_id), (b, b_id, a, a_id))
