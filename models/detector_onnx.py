@@ -184,14 +184,16 @@ def _quantise(export: Path, target: Path, inputs: list) -> None:
         part.unlink(missing_ok=True)
 
 
-def session(path: Path, threads: int):
-    """An ONNX Runtime CPU session on `threads` cores whose workers sleep between runs."""
+def session(path: Path, threads: int, blocked: bool = True):
+    """An ONNX Runtime CPU session on `threads` cores whose workers sleep between runs; with
+    `blocked` False, without ONNX Runtime's blocked (NCHWc) convolution layout."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"],
+                                        disabled_optimizers=[] if blocked else ["NchwcTransformer"])
 
 
 _EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no task: say it

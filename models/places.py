@@ -88,7 +88,7 @@ class PlaceTagger:
 
     def __init__(self, cache_dir: Path, threads: int = 1):
         self.path = exported(cache_dir)
-        self._session = classifier_onnx.open_session(self.path, threads)
+        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE))
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` places of each frame (HxWx3 uint8 RGB, any size), best first."""

@@ -42,6 +42,19 @@ def test_the_top_place_is_the_one_the_captions_name(tagger, name, word):
     assert word in found[0].label and found[0].score > 0.5, found
 
 
+def test_the_layout_chosen_for_speed_names_the_same_places(tagger):
+    """The tagger keeps whichever convolution layout runs faster on this CPU: the two must give
+    the same places with the same scores, or the machine would change what a video holds."""
+    from models import detector_onnx
+
+    batch = np.stack([places.preprocess(_image(name)) for name in ("000000000785.jpg",
+                                                                   "000000000139.jpg")])
+    logits = [detector_onnx.session(tagger.path, 1, blocked).run(None, {"images": batch})[0]
+              for blocked in (True, False)]
+    assert np.allclose(*logits, atol=1e-3)
+    assert (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).all()
+
+
 def test_every_place_has_a_wordnet_sense_and_a_side():
     classes = places.classes()
     assert len(classes) == 365
