@@ -125,8 +125,8 @@ class SpeechRecognizer:
             # Beam search only, never faster-whisper's retries at rising temperatures: those
             # sample at random, and where every retry misses the log-probability bar the one
             # with the best score is kept, so the same file's words changed from ingest to
-            # ingest (on an AVX-512 Xeon the sample clip's "banana" at 40 s came out "banana",
-            # "hello" or "commander" in three fresh test runs).
+            # ingest (on an AVX-512 Xeon the sample clip's "banana" at 40 s came out
+            # "commander" in one of two fresh test runs).
             temperature=0.0,
         )
         out = [s for s in map(_segment, segments) if s is not None]  # decoding happens here

@@ -157,7 +157,7 @@ def test_whisper_never_samples_so_a_file_always_gives_the_same_words(recognizer,
     # Cut where ingest cuts it (the picture's 42.4 s), the clip's last segment misses faster-
     # whisper's log-probability bar on some CPUs; its fallback then retried at rising
     # temperatures, sampling at random, and kept whichever retry scored best: "banana" at 40 s
-    # came out "hello" or "commander" in some test runs on an AVX-512 Xeon.
+    # came out "commander" in one of two fresh test runs on an AVX-512 Xeon.
     import logging
 
     from models.asr import SAMPLE_RATE, load_audio
