@@ -105,7 +105,7 @@ def open_session(path: Path, threads: int, probe: tuple[int, ...] | None = None)
 
 def _seconds_for(built, shape: tuple[int, ...]) -> float:
     """Seconds of one run of session `built` on zeros of `shape` (the first run, which is also
-    what every later one costs: measured within 1 % on the networks here)."""
+    what every later one costs: within 1 % for the place network, either layout)."""
     feed = {built.get_inputs()[0].name: np.zeros(shape, np.float32)}
     mark = time.perf_counter()
     built.run(None, feed)
