@@ -220,7 +220,7 @@ class Settings:
         "MEMORYREEL_OBJECTS_IMGSZ", 640, int,
         "Input size in pixels (the frame's longer side) of the YOLO object detector.")
     objects_change: float = _setting(
-        "MEMORYREEL_OBJECTS_CHANGE", 0.0, float,
+        "MEMORYREEL_OBJECTS_CHANGE", 4.0, float,
         "Grey-level change (0-255, mean over the most-changed of 48 blocks, as "
         "MEMORYREEL_OCR_CHANGE) since the frame the object detector last ran on before it runs "
         "again (at least once a second); in between its objects are taken to be where they "

@@ -80,7 +80,8 @@ def parametric_llm(settings: Settings, adapter: Path, base: str) -> ChatModel:
 
 
 def embedder_for(settings: Settings) -> Embedder:
-    return _embedder(settings.embedder, settings.device, settings.ingest_threads or None)
+    return _embedder(settings.embedder, settings.device, settings.ingest_threads or None,
+                     str(settings.cache_dir))
 
 
 class ModelSet:
@@ -294,8 +295,19 @@ def _ocr(threads: int | None) -> TextModel:
 
 
 @lru_cache(maxsize=1)
-def _embedder(model: str, device: str, threads: int | None) -> Embedder:
+def _embedder(model: str, device: str, threads: int | None, cache_dir: str) -> Embedder:
+    """The bundled model on ONNX Runtime on the CPU (importing sentence-transformers took 3-7 s
+    of every fresh process); sentence-transformers for a configured model, on a GPU, or where
+    the export cannot be made (the same vectors, logged)."""
     from models.embedder import TextEmbedder
+
+    if not model and device == "cpu":
+        from models.embedder_onnx import OnnxTextEmbedder
+
+        try:
+            return OnnxTextEmbedder(Path(cache_dir), threads=threads)
+        except WeightsError as e:
+            log.warning("the text embedder runs on sentence-transformers: %s", e)
     return TextEmbedder(model=model, device=device, threads=threads)
 
 

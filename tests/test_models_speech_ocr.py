@@ -258,3 +258,38 @@ def test_embedder_similarity(embedder):
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.3
     assert embedder.embed([]).shape == (0, 384)
+
+
+def test_the_embedder_the_product_runs_gives_the_vectors_of_sentence_transformers(embedder):
+    """On the CPU the bundled model runs on ONNX Runtime: its vectors must be the ones
+    sentence-transformers gives, or memories stored before would no longer be found. Questions
+    as asked, segment texts past the 256-token cut, an empty text, more texts than one batch."""
+    import csv
+
+    from backend import config
+    from backend.factory import embedder_for
+
+    product = embedder_for(config.load())
+    assert "ONNX Runtime" in product.name and product.dim == 384
+    with open(SHARED / "eval" / "dev-qa.csv", newline="", encoding="utf-8") as f:
+        questions = [row["question"] for row in csv.DictReader(f)]
+    segment = ("Between 12.0 and 14.0 s: 2 people walking left to right, a bottle held; "
+               "speech: 'banana'. ") * 30
+    texts = questions * 6 + [segment, "", "a"]
+    assert len(texts) > 64
+    fast, reference = product.embed(texts), embedder.embed(texts)
+    assert fast.shape == reference.shape == (len(texts), 384) and fast.dtype == np.float32
+    assert np.abs(fast - reference).max() < 1e-5
+    assert product.embed([]).shape == (0, 384)
+
+
+def test_embedding_with_the_default_model_never_imports_sentence_transformers():
+    """What the ONNX embedder is for: a fresh process (an ingest, `ask` on the command line) no
+    longer spends 3-7 s importing sentence-transformers and transformers to embed."""
+    code = ("import sys; from backend import config; from backend.factory import embedder_for; "
+            "embedder_for(config.load()).embed(['a red car']); "
+            "print(sorted(m for m in ('sentence_transformers', 'transformers') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

@@ -113,6 +113,19 @@ def test_a_video_ingested_without_the_object_detector_says_so_and_keeps_people(t
         tables.unseen_category(parse_target("bottles"))
 
 
+
+def test_the_object_detector_skips_still_frames_by_default(ingested, library_settings):
+    """By default the object detector runs only where the picture changed, and at least once a
+    second: on the bottle clip (hands moving bottles over a still table) it skips some sampled
+    frames; the bottles counted by eye on its frames are asked below, from this same ingest."""
+    path = clip("intel_bottle-detection.mp4")
+    meta = decode.probe(path)
+    sampled = len(decode.sample_indices(meta, library_settings.track_fps))
+    ran = Library(library_settings.home).get(ingested(path.name).video_id).info()["models"][
+        "objects_frames"]
+    assert meta.duration <= ran < 0.95 * sampled, (ran, sampled)
+
+
 # --- ingest's objects stage, on rules alone ------------------------------------------------------
 
 def _object(track: int, kind: str, box, score: float = 0.5) -> Detection:

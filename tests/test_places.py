@@ -11,7 +11,7 @@ from PIL import Image
 
 from backend import config
 from backend.ingest import picture_facts
-from models import places
+from models import classifier_onnx, places
 from models.weights import WeightsError
 from tests.conftest import SHARED
 
@@ -53,6 +53,27 @@ def test_the_layout_chosen_for_speed_names_the_same_places(tagger):
               for blocked in (True, False)]
     assert np.allclose(*logits, atol=1e-3)
     assert (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).all()
+
+
+def test_the_layout_chosen_is_remembered_so_a_later_process_does_not_probe(tagger, tmp_path,
+                                                                        monkeypatch):
+    """The probe costs a second or more at every start; its choice is kept beside the export for
+    this CPU, a later load runs no probe and names the same places, and a spoilt record only
+    means probing again."""
+    export = tmp_path / tagger.path.name
+    export.symlink_to(tagger.path)
+    record = tmp_path / f"{export.name}.layouts.json"
+    record.write_text("not json")
+    shape = (1, 3, 224, 224)
+    first = classifier_onnx.open_session(export, 1, probe=shape)
+    chosen = json.loads(record.read_text())
+    assert len(chosen) == 1 and isinstance(next(iter(chosen.values())), bool), chosen
+    monkeypatch.setattr(classifier_onnx, "_seconds_for",
+                        lambda *_: pytest.fail("probed although the choice was remembered"))
+    again = classifier_onnx.open_session(export, 1, probe=shape)
+    batch = places.preprocess(_image("000000000139.jpg"))[None]
+    assert np.allclose(first.run(None, {"images": batch})[0], again.run(None, {"images": batch})[0],
+                       atol=1e-5)
 
 
 def test_every_place_has_a_wordnet_sense_and_a_side():

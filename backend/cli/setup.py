@@ -9,10 +9,10 @@ log = logging.getLogger(__name__)
 
 def run(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
-    detectors for their runtime, the frame and place taggers and the activity classifier to
-    ONNX, so the first ingest is quick. Without the object detector, a tagger or the activity
-    classifier the rest still works: setup says exactly what failed, and ingest tracks people
-    and moving things only, or records no tags or activities."""
+    detectors for their runtime, the frame and place taggers, the activity classifier and the
+    text embedder to ONNX, so the first ingest is quick. Without the object detector, a tagger
+    or the activity classifier the rest still works: setup says exactly what failed, and ingest
+    tracks people and moving things only, or records no tags or activities."""
     from backend.factory import ModelSet
     from models import coco, weights, wheel_weights
     from models.tracker import Tracker
@@ -57,7 +57,9 @@ def run(args, settings) -> dict:
             ("place tagger", settings.places_enabled, places.exported, lambda: models.places,
              "frames get no place tags"),
             ("activity classifier", settings.activities_enabled, video_actions.exported,
-             lambda: models.video_actions, "videos get no activities")):
+             lambda: models.video_actions, "videos get no activities"),
+            ("text embedder", True, None, lambda: models.embedder,
+             "nothing can be embedded, so neither ingest nor memory works")):
         if not on:
             continue
         try:

@@ -63,22 +63,32 @@ def lab(rgb: np.ndarray) -> np.ndarray:
 _CENTRES = lab(np.array([_CENTRE_RGB[n] for n in _NAMES]))
 
 
-def names(pixels: np.ndarray) -> np.ndarray:
-    """The colour name of each RGB pixel of (N, 3)."""
-    values = lab(np.asarray(pixels).reshape(-1, 3))
-    out = np.empty(len(values), dtype=object)
+# Every name, in alphabetical order: a region's names are counted as their index here.
+_ALL = np.array(sorted([*_NAMES, "white", "grey", "black"]), dtype=object)
+_CODE = {str(name): k for k, name in enumerate(_ALL)}
+_HUES = np.array([_CODE[n] for n in _NAMES])
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """The index in `_ALL` of each CIELAB value's name, of (N, 3)."""
+    out = np.empty(len(values), dtype=np.intp)
     chroma = np.hypot(values[:, 1], values[:, 2])
     grey = chroma < ACHROMATIC
     light = values[:, 0]
-    out[grey] = "white"
+    out[grey] = _CODE["white"]
     for bound, name in reversed(_GREYS):
-        out[grey & (light < bound)] = name
+        out[grey & (light < bound)] = _CODE[name]
     d = values[~grey, None, :] - _CENTRES[None, :, :]
     d[..., 0] *= _L_WEIGHT
-    chromatic = np.array(_NAMES, dtype=object)[np.argmin((d ** 2).sum(-1), axis=1)]
-    chromatic[(chromatic == "pink") & (light[~grey] < _PINK_FLOOR)] = "red"
+    chromatic = _HUES[np.argmin((d ** 2).sum(-1), axis=1)]
+    chromatic[(chromatic == _CODE["pink"]) & (light[~grey] < _PINK_FLOOR)] = _CODE["red"]
     out[~grey] = chromatic
     return out
+
+
+def names(pixels: np.ndarray) -> np.ndarray:
+    """The colour name of each RGB pixel of (N, 3)."""
+    return _ALL[_codes(lab(np.asarray(pixels).reshape(-1, 3)))]
 
 
 def colour_name(rgb: np.ndarray) -> str:
@@ -97,28 +107,33 @@ _SHADES = {frozenset(("white", "grey")), frozenset(("grey", "black"))}
 # the people of 640x480 footage (TUD-Campus) without colours; 100 to 300 changed nothing.
 
 
-def _leader(named: np.ndarray, lead: float) -> str | None:
-    """The commonest name where it leads every name of another hue by `lead`, else None."""
-    values, counts = np.unique(named, return_counts=True)
+def _leader(codes: np.ndarray, lead: float) -> int | None:
+    """The commonest name's code where it leads every name of another hue by `lead`, else None.
+    Names are counted in alphabetical order, so that a tie goes to the same name every time."""
+    tally = np.bincount(codes, minlength=len(_ALL))
+    values = np.flatnonzero(tally)
+    counts = tally[values]
     order = np.argsort(counts)[::-1]
     top = values[order[0]]
-    rivals = [counts[k] for k in order[1:] if frozenset((top, values[k])) not in _SHADES]
-    return None if rivals and counts[order[0]] < lead * rivals[0] else str(top)
+    rivals = [counts[k] for k in order[1:]
+              if frozenset((_ALL[top], _ALL[values[k]])) not in _SHADES]
+    return None if rivals and counts[order[0]] < lead * rivals[0] else int(top)
 
 
-def dominant(pixels: np.ndarray, gains: np.ndarray | None = None, lead: float = _LEAD
-             ) -> np.ndarray | None:
+def dominant(pixels: np.ndarray, gains: np.ndarray | None = None, lead: float = _LEAD,
+             values: np.ndarray | None = None) -> np.ndarray | None:
     """The median RGB of the pixels named the commonest colour, after the light's `gains`
     (`white_patch`); None for no pixels or where that name does not lead the next of another
-    hue `lead` times."""
+    hue `lead` times. `values`: the pixels' CIELAB, where the caller has it already (no
+    `gains` then)."""
     pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 3)
     if gains is not None:
         pixels = np.clip(pixels * gains, 0, 255)
     if len(pixels) == 0:
         return None
-    named = names(pixels)
-    top = _leader(named, lead)
-    return None if top is None else np.median(pixels[named == top], axis=0)
+    codes = _codes(lab(pixels) if values is None else values)
+    top = _leader(codes, lead)
+    return None if top is None else np.median(pixels[codes == top], axis=0)
 
 
 def white_patch(frame: np.ndarray) -> np.ndarray:
@@ -212,18 +227,18 @@ def _box_pixels(frame: np.ndarray, box, top: float, bottom: float) -> np.ndarray
 _SKIN_HUE, _SKIN_CHROMA, _SKIN_L = (20.0, 75.0), (10.0, 45.0), (25.0, 90.0)
 
 
-def _without_skin(pixels: np.ndarray) -> np.ndarray:
-    """The pixels that are not skin-coloured; all of them where most are (a tan coat is the
-    garment, not skin)."""
-    if len(pixels) == 0:
-        return pixels
+def _without_skin(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels that are not skin-coloured, and their CIELAB; all of them where most are (a
+    tan coat is the garment, not skin)."""
     values = lab(pixels)
+    if len(pixels) == 0:
+        return pixels, values
     hue = np.degrees(np.arctan2(values[:, 2], values[:, 1]))
     chroma = np.hypot(values[:, 1], values[:, 2])
     skin = ((hue > _SKIN_HUE[0]) & (hue < _SKIN_HUE[1]) & (chroma > _SKIN_CHROMA[0])
             & (chroma < _SKIN_CHROMA[1]) & (values[:, 0] > _SKIN_L[0])
             & (values[:, 0] < _SKIN_L[1]))
-    return pixels if skin.mean() > 0.5 else pixels[~skin]
+    return (pixels, values) if skin.mean() > 0.5 else (pixels[~skin], values[~skin])
 
 
 def person_colours(frame: np.ndarray, box, keypoints=None, gains=None
@@ -234,7 +249,8 @@ def person_colours(frame: np.ndarray, box, keypoints=None, gains=None
     parts = body_regions(frame, keypoints) if keypoints is not None else None
     if parts is None:
         parts = _box_pixels(frame, box, 0.15, 0.5), _box_pixels(frame, box, 0.5, 0.85)
-    return tuple(dominant(_without_skin(_lit(part, gains))) for part in parts)
+    garments = (_without_skin(_lit(part, gains)) for part in parts)
+    return tuple(dominant(pixels, values=values) for pixels, values in garments)
 
 
 def object_colour(frame: np.ndarray, box, gains=None) -> np.ndarray | None:
