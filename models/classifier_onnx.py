@@ -32,17 +32,30 @@ def export(model, size: int, target: Path, source: Path,
     in messages."""
     import torch
 
+    write_onnx(lambda: (model, torch.zeros(1, *(shape or (3, size, size)))), target, source,
+               {"images": {0: "frames"}, "logits": {0: "frames"}}, outputs=1)
+
+
+def write_onnx(build: Callable[[], tuple], target: Path, source: Path,
+               axes: dict[str, dict[int, str]], outputs: int) -> None:
+    """Write the torch module `build` gives, traced on the example inputs it gives with it, to
+    `target`, whole or not at all. `axes` names the inputs, then the `outputs` outputs, in
+    order, each with the dimensions left free; `source` names the weights in messages. Any
+    failure, building included, is a WeightsError."""
+    import torch
+
     log.info("exporting %s to ONNX once (cached as %s)", source.name, target)
+    names = list(axes)
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     try:
+        model, example = build()
         with warnings.catch_warnings():  # the TorchScript exporter's deprecation and folding notes
             warnings.simplefilter("ignore")
             # dynamo=False: the torch.export-based exporter needs onnxscript, not installed.
-            torch.onnx.export(model, torch.zeros(1, *(shape or (3, size, size))), partial,
-                              dynamo=False, input_names=["images"], output_names=["logits"],
-                              dynamic_axes={"images": {0: "frames"}, "logits": {0: "frames"}},
-                              opset_version=17)
+            torch.onnx.export(model, example, partial, dynamo=False,
+                              input_names=names[:-outputs], output_names=names[-outputs:],
+                              dynamic_axes=axes, opset_version=17)
         os.replace(partial, target)
     except Exception as exc:  # noqa: BLE001 - any export failure is the user's to see
         raise WeightsError(f"ONNX export of {source} failed: {exc}") from exc

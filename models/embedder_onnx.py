@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
-import warnings
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from models.classifier_onnx import write_onnx
 from models.detector_onnx import session
 from models.embedder import bundled
 from models.weights import WeightsError, made_once
@@ -42,34 +41,23 @@ def _export(source: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    log.info("exporting the text embedder %s to ONNX once (cached as %s)", source, target)
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        class Tokens(torch.nn.Module):  # keyword arguments: the forward's order varies by version
-            def __init__(self, bert):
-                super().__init__()
-                self.bert = bert
+    class Tokens(torch.nn.Module):  # keyword arguments: the forward's order varies by version
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
 
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                                 token_type_ids=token_type_ids).last_hidden_state
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
 
-        # Eager attention: torch's fused attention exports to a graph that ONNX Runtime ran 15 %
-        # slower than torch on long texts.
-        model = Tokens(AutoModel.from_pretrained(str(source), attn_implementation="eager")).eval()
-        example = tuple(torch.ones(1, 8, dtype=torch.int64) for _ in _INPUTS)
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notes
-            torch.onnx.export(model, example, partial, dynamo=False, input_names=list(_INPUTS),
-                              output_names=["last_hidden_state"], opset_version=17,
-                              dynamic_axes={name: {0: "texts", 1: "tokens"}
-                                            for name in (*_INPUTS, "last_hidden_state")})
-        os.replace(partial, target)
-    except Exception as exc:  # noqa: BLE001 - any export failure is the user's to see
-        raise WeightsError(f"ONNX export of the text embedder {source} failed: {exc}") from exc
-    finally:
-        Path(partial).unlink(missing_ok=True)
+    def build():
+        # Eager attention: torch's fused attention exports to a graph that ONNX Runtime ran
+        # 15 % slower than torch on long texts.
+        bert = AutoModel.from_pretrained(str(source), attn_implementation="eager")
+        return (Tokens(bert).eval(), tuple(torch.ones(1, 8, dtype=torch.int64) for _ in _INPUTS))
+
+    write_onnx(build, target, source, {name: {0: "texts", 1: "tokens"}
+                                       for name in (*_INPUTS, "last_hidden_state")}, outputs=1)
 
 
 class OnnxTextEmbedder:
