@@ -67,7 +67,7 @@ _RANGES = {"MEMORYREEL_PORT": (1, 65535),
            "MEMORYREEL_DETECTOR_CONF": (0, 1), "MEMORYREEL_DETECTOR_NMS_IOU": (0, 1),
            "MEMORYREEL_REPLAY_MIN_SIMILARITY": (0, 1),
            "MEMORYREEL_OCR_CHANGE": (0, 255), "MEMORYREEL_CAPTION_CHANGE": (0, 255),
-           "MEMORYREEL_OBJECTS_CHANGE": (0, 255),
+           "MEMORYREEL_OBJECTS_CHANGE": (0, 255), "MEMORYREEL_PEOPLE_CHANGE": (0, 255),
            "MEMORYREEL_N_SOLUTIONS": (MIN_SOLUTIONS, MAX_SOLUTIONS),
            "MEMORYREEL_LLM_CTX": (2048, 131072), "MEMORYREEL_LLM_THREADS": (1, 1024),
            "MEMORYREEL_INGEST_THREADS": (0, 1024)}
@@ -219,6 +219,12 @@ class Settings:
     objects_imgsz: int = _setting(
         "MEMORYREEL_OBJECTS_IMGSZ", 640, int,
         "Input size in pixels (the frame's longer side) of the YOLO object detector.")
+    people_change: float = _setting(
+        "MEMORYREEL_PEOPLE_CHANGE", 4.0, float,
+        "As MEMORYREEL_OBJECTS_CHANGE, for the person tracker: the grey-level change since the "
+        "frame it last ran on before it runs again (at least once a second); in between its "
+        "people, boxes and poses are taken to be where they were. 0 runs it on every sampled "
+        "frame.")
     objects_change: float = _setting(
         "MEMORYREEL_OBJECTS_CHANGE", 4.0, float,
         "Grey-level change (0-255, mean over the most-changed of 48 blocks, as "

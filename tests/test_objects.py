@@ -126,6 +126,33 @@ def test_the_object_detector_skips_still_frames_by_default(ingested, library_set
     assert meta.duration <= ran < 0.95 * sampled, (ran, sampled)
 
 
+@pytest.mark.parametrize("name, every_frame", [("mot15_TUD-Campus.mp4", True),
+                                               ("intel_one-by-one-person-detection.mp4", False)])
+def test_the_person_tracker_skips_only_frames_where_nothing_moved(ingested, library_settings,
+                                                                 name, every_frame):
+    """By default the person tracker, too, runs only where the picture changed, and at least
+    once a second: walkers change it, so on TUD-Campus (people walking through every frame) it
+    runs on every sampled frame, and its scores against the MOT truth are the tracker's own;
+    the one-by-one clip opens on an empty room and has people standing still, so it skips
+    frames there, yet keeps the one person seen by eye standing at its table at 15, 25, 35, 65,
+    80 and 100 s (test_pose.py) on the sampled frame nearest each."""
+    path = clip(name)
+    meta = decode.probe(path)
+    indices = decode.sample_indices(meta, library_settings.track_fps)
+    entry = Library(library_settings.home).get(ingested(name).video_id)
+    ran = entry.info()["models"]["people_frames"]
+    if every_frame:
+        assert ran == len(indices), (ran, len(indices))
+        return
+    assert meta.duration <= ran < 0.8 * len(indices), (ran, len(indices))
+    tables = VideoTables(entry.db_path)
+    for t in (15, 25, 35, 65, 80, 100):
+        frame = min(indices, key=lambda i: abs(i / meta.fps - t))
+        people = tables.rows("SELECT COUNT(*) AS n FROM detections d JOIN instances i ON "
+                             f"i.id = d.instance_id WHERE i.category = 'person' AND d.frame = {frame}")
+        assert people[0]["n"] == 1, (t, people)
+
+
 # --- ingest's objects stage, on rules alone ------------------------------------------------------
 
 def _object(track: int, kind: str, box, score: float = 0.5) -> Detection:

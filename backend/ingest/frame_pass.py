@@ -58,6 +58,7 @@ class FrameEvidence:
     cuts: list[float] = field(default_factory=list)
     decoded_frames: int | None = None  # where fewer frames decode than the container declares
     objects_frames: int = 0  # the sampled frames the object detector ran on
+    people_frames: int = 0  # the sampled frames the person tracker ran on
     tagger: str = "off"   # what tagged the whole picture, or why nothing did
     tag_runs: list[tuple[float, list]] = field(default_factory=list)   # (t, [models.tagger.Tag])
     places: str = "off"   # what named the place, or why nothing did
@@ -83,7 +84,7 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
     captioner = models.captioner
     tagger = _tagger(models, evidence)
     placer = _placer(models, evidence)
-    last_tagged = last_placed = last_objects = None
+    last_tagged = last_placed = last_objects = last_people = None
     indices = decode.sample_indices(meta, settings.track_fps)
     next_ocr, next_pose, last_ocr_thumb, last_key = 0.0, 0.0, None, None
     ocr_gap, last_texts = settings.ocr_interval, None
@@ -121,7 +122,10 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             pending = objects_pool.submit(things.track, frame) if objects_pool is not None \
                 and _changed(t, thumb, last_objects, settings.objects_change) else None
             mark = time.perf_counter()
-            detections = exits(t, tracker.track(frame))
+            if _changed(t, thumb, last_people, settings.people_change):
+                last_people = (t, thumb, tracker.track(frame))
+                evidence.people_frames += 1
+            detections = exits(t, last_people[2])
             evidence.seconds["track"] += time.perf_counter() - mark
             if poser is not None and t >= next_pose and detections:
                 mark = time.perf_counter()
@@ -324,19 +328,20 @@ def _with_poses(poser: PoseModel, frame: np.ndarray, detections: list[Detection]
     return [replace(d, pose=poses.get(k)) for k, d in enumerate(detections)]
 
 
-# The object detector runs at least this often: a tracked object unseen for longer would be
-# dropped by the association's buffer, and slow drifts add up.
-_OBJECTS_MAX_GAP = 1.0
+# A detector runs at least this often: a track unseen for longer would be dropped by the
+# association's buffer, and slow drifts add up.
+_DETECTOR_MAX_GAP = 1.0
 
 
 def _changed(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray, list] | None,
              change: float) -> bool:
-    """Run the object detector on this frame? Where the picture changed (`_largest_change`:
-    an object moving in one corner counts) since the frame it last ran on, and once a second."""
+    """Run a detector (people's or objects') on this frame? Where the picture changed
+    (`_largest_change`: someone moving in one corner counts) since the frame it last ran on,
+    and once a second; in between, what it found there stands."""
     if last is None or change <= 0:
         return True
     last_t, last_thumb, _ = last
-    return t - last_t >= _OBJECTS_MAX_GAP - 1e-6 or _largest_change(thumb, last_thumb) >= change
+    return t - last_t >= _DETECTOR_MAX_GAP - 1e-6 or _largest_change(thumb, last_thumb) >= change
 
 
 def _key_frame(t: float, thumb: np.ndarray, last: tuple[float, np.ndarray] | None,

@@ -135,6 +135,7 @@ def ingest(path: Path, settings: Settings, progress: Progress | None = None,
             model_names["motion"] = evidence.motion
             model_names["objects"] = evidence.objects
             model_names["objects_frames"] = evidence.objects_frames  # the rest kept its objects
+            model_names["people_frames"] = evidence.people_frames  # the rest kept their people
             model_names["detector_imgsz"] = evidence.detector_imgsz
             model_names["tagger"] = evidence.tagger
             model_names["places"] = evidence.places
