@@ -445,6 +445,17 @@ def test_vary_runs_each_value_alone_or_settings_joined_by_a_semicolon_together()
         _variants(["NO_SUCH=1;TRACK_FPS=4"])
 
 
+def test_ingest_vary_gives_settings_joined_by_commas_each_value_together():
+    from backend.cli.bench import _settings_values
+    from backend.errors import UsageError
+
+    assert _settings_values("PLACES,MEMORYREEL_ACTIVITIES=0,1") == (
+        ["MEMORYREEL_PLACES", "MEMORYREEL_ACTIVITIES"], ["0", "1"])
+    assert _settings_values("PEOPLE_CHANGE=0,4") == (["MEMORYREEL_PEOPLE_CHANGE"], ["0", "4"])
+    with pytest.raises(UsageError, match="MemoryReel setting"):
+        _settings_values("PLACES,NO_SUCH=0,1")
+
+
 def test_report_is_regenerated_from_the_jsonl(tmp_path):
     out = tmp_path / "run"
     _run(out, FakeAgent(fail_on={read_questions(DEV_QA)[2].question}))

@@ -303,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=4, help="length multiple for the RSS ratio (default 4)")
     b.add_argument("--vary", metavar="SETTING=A,B",
                    help="ingest PATH once per value of this setting instead, side by side, e.g. "
-                        "DETECTOR_RUNTIME=onnx,torch")
+                        "DETECTOR_RUNTIME=onnx,torch; settings joined by commas take each value "
+                        "together, e.g. PLACES,ACTIVITIES=0,1")
     b.add_argument("--rounds", type=int, default=1, help="with --vary: alternating rounds (default 1)")
     b.add_argument("--join", type=float, default=0.0, metavar="MINUTES",
                    help="set PATH's peak RSS against the shared clips beside it joined into one "

@@ -26,7 +26,7 @@ def print_json(payload: dict) -> None:
 def bench_ingest(args, settings) -> dict:
     from backend.evaluation import ingest_runs as bench
 
-    vary = _setting_values(args.vary) if args.vary else None
+    vary = _settings_values(args.vary) if args.vary else None
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     if args.workers or args.ray:
         return bench.batch_bench(Path(args.path), _counts(args.workers or "1"), ray=args.ray,
@@ -324,6 +324,14 @@ def _variants(vary: list[str]) -> list[dict[str, str]]:
         env, values = _setting_values(item)
         variants += [{env: v} for v in values]
     return variants
+
+
+def _settings_values(item: str) -> tuple[list[str], list[str]]:
+    """'PLACES,ACTIVITIES=0,1' -> (both variables, values): the settings take each value
+    together, so stages can be switched off and on as one."""
+    names, _, values = item.partition("=")
+    variables = [_setting_values(f"{name}={values}")[0] for name in names.split(",")]
+    return variables, [v.strip() for v in values.split(",")]
 
 
 def _setting_values(item: str) -> tuple[str, list[str]]:

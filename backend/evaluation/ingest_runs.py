@@ -7,7 +7,7 @@ libraries, each in a fresh process so peak RSS is that ingest's own. Each run's 
 grouped into the stage budget (`stage_budget`: decode, people, objects ...). With `--warm`,
 PATH is also ingested after another video in one process, its models loaded, as the app's
 uploads after its first are. With `--vary VARIABLE=A,B` it ingests PATH once per value of that
-setting instead, side by side in one run (alternating, `--rounds` times), to compare e.g.
+setting (of each, with `PLACES,ACTIVITIES=0,1`: stages off and on together) instead, side by side in one run (alternating, `--rounds` times), to compare e.g.
 detector runtimes on a busy machine. Each run also reports its CPU seconds, which other
 processes' load changes far less than wall time.
 `bench ingest FOLDER --workers 1,2 [--ray local]`: the whole folder ingested by a batch run
@@ -153,7 +153,7 @@ def stage_budget(seconds: dict[str, float]) -> dict[str, float]:
 
 
 def ingest_bench(path: Path, settings: Settings, repeat: int = 4,
-                 vary: tuple[str, list[str]] | None = None, rounds: int = 1,
+                 vary: tuple[list[str], list[str]] | None = None, rounds: int = 1,
                  join_minutes: float = 0.0, warm: bool = False,
                  progress=lambda line: None) -> dict:
     if vary:
@@ -288,20 +288,22 @@ def _tracked_frames(db_path: Path, track_fps: float,
     return [(round(i / meta.fps * gt_fps), i) for i in indices], rows, (meta.width, meta.height)
 
 
-def _compare_ingest(path: Path, settings: Settings, variable: str, values: list[str],
+def _compare_ingest(path: Path, settings: Settings, variables: list[str], values: list[str],
                     rounds: int, progress) -> dict:
-    """PATH ingested once per value of one setting, alternating, `rounds` times; each run in a
-    fresh process with an empty library (model files come from MEMORYREEL_CACHE as usual)."""
+    """PATH ingested once per value of the settings (all of them take it), alternating,
+    `rounds` times; each run in a fresh process with an empty library (model files come from
+    MEMORYREEL_CACHE as usual)."""
     runs: dict[str, list[dict]] = {value: [] for value in values}
+    setting = ",".join(variables)
     with tempfile.TemporaryDirectory(prefix="memoryreel-bench-") as tmp:
         for r in range(rounds):
             for k, value in enumerate(values):
                 home = Path(tmp) / f"home-{r}-{k}"
-                figures = _figures(_run_child(path, home, {variable: value}))
+                figures = _figures(_run_child(path, home, dict.fromkeys(variables, value)))
                 runs[value].append(figures)
-                progress(f"{variable}={value} round {r + 1}: {figures['total_s']} s, "
+                progress(f"{setting}={value} round {r + 1}: {figures['total_s']} s, "
                          f"{figures['realtime_factor']}x realtime, {figures['cpu_s']} CPU s")
-    return {"video": path.name, "machine": _machine(), "setting": variable, "rounds": rounds,
+    return {"video": path.name, "machine": _machine(), "setting": setting, "rounds": rounds,
             "runs": {value: {"median_total_s": _median([f["total_s"] for f in figures]),
                              "median_cpu_s": _median([f["cpu_s"] for f in figures]),
                              "each": figures}
