@@ -124,6 +124,12 @@ _PLACES = ["top left", "top right", "bottom left", "in the lower right corner", 
     ("are there any people in the video", None, "count_distinct"),
     ("are two people ever in view at the same time", None, "most_at_once"),
     ("do three cars ever appear together", None, "most_at_once"),
+    # Things that pass by count once each; at a time, those in view then.
+    ("how many cars pass through the car park", None, "count_distinct"),
+    ("how many people walk past the shop window", None, "count_distinct"),
+    ("how many birds fly across the sky", None, "count_distinct"),
+    ("how many trucks enter the yard", None, "count_distinct"),
+    ("how many people come into the room at 10 seconds", None, "in_view"),
     ("what word does the speaker say at 40 seconds", None, "speech"),
     # Where a named thing is in the picture: stated by code (issue #50's held-out misses).
     ("at 12 seconds, where in the picture is the cyclist?",
@@ -137,6 +143,7 @@ def test_descriptive_questions_route_to_their_typed_query(question, options, ope
 
 
 def test_a_question_with_nothing_typed_to_read_is_left_to_the_planner():
+    assert routing.route("how many cars are there", 60.0, ["1", "2", "3"]) is None
     assert routing.route("why does the man stop", 60.0, ["he is tired", "he waits"]) is None
     assert routing.route("how are the bottles moved", 60.0, ["they roll", "a hand lifts them",
                                                              "nobody moves them"]) is None

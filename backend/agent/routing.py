@@ -50,7 +50,8 @@ def quoted_words(question: str) -> str:
 _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|how (?:many "
                    r"seconds|long) (?:in|into|after|before))\b", re.I)
 # A count the question words as one of the three counting queries; a plain "how many" with no
-# time, no "at once" and no "different" is left to the model.
+# time, no "at once", no "different" and no passing by ("how many cars are there") is left to
+# the model.
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
@@ -58,6 +59,13 @@ MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|a
 _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
                        r"altogether|overall|over the whole|during the (?:whole )?(?:video|clip))\b",
                        re.I)
+# Things that pass, come in or turn up: each counts once, so the count is of different ones
+# ("how many cars pass through the car park", "how many people come to the table"). Left to the
+# planner, such a count cost a step and a query call, and the model could ask "at once".
+_PASSING = re.compile(r"\b(?:pass(?:es|ed)?|cross(?:es|ed)?|enter(?:s|ed)?|arrive[sd]?|"
+                      r"appear(?:s|ed)?|(?:show|turn)(?:s|ed)? up|(?:go(?:es)?|went|come[s]?|came|"
+                      r"walk(?:s|ed)?|drive[s]?|drove|ride[s]?|rode|run[s]?|ran|fl(?:y|ies|ew)|"
+                      r"cycle[sd]?) (?:in|into|through|by|past|across|to|along)\b)", re.I)
 
 
 # Which kinds of things appear ("what kinds of vehicles", "which of these is seen").
@@ -158,6 +166,8 @@ def _count(question: str, duration: float | None) -> tuple[str, str] | None:
         return "count_distinct", "Count"
     if duration is not None and resolve(question, duration) is not None:
         return "in_view", "Count"
+    if _PASSING.search(question) and not _WHEN.search(question):  # not "how many seconds in"
+        return "count_distinct", "Count"
     return None
 
 
