@@ -264,15 +264,37 @@ def test_a_computed_value_an_option_writes_another_way_is_that_option():
     assert "written another way" in result.nodes[result.chosen_leaves[0]].thought
 
 
-def test_read_evidence_does_not_stop_the_search_early():
-    what = FakeTool("What", [Observation("a description", support="read"),
-                             Observation("another description", support="read")])
-    planner, llm = make_planner([step("What", "look"), step("Answer", "yes"),
-                                 step("What", "look again"), step("Answer", "no")],
-                                [what], n_solutions=2)
+def _reading(n: int) -> FakeTool:
+    return FakeTool("What", [Observation(f"description {k}", support="read") for k in range(n)])
+
+
+def test_read_evidence_goes_on_searching_only_while_another_answer_could_win_the_vote():
+    # N = 2: the first answer wins the vote (a tie goes to it) whatever a second would say.
+    planner, llm = make_planner([step("What", "look"), step("Answer", "yes")], [_reading(1)],
+                                n_solutions=2)
     result = planner.solve("is it raining?", options=["yes", "no"])
-    assert len(llm.prompts) == 4
-    assert result.confidence.agreement == "1/2" and result.confidence.level == "medium"
+    assert len(llm.prompts) == 2 and result.answer == "yes"
+    assert result.confidence.agreement == "1/1" and result.confidence.level == "medium"
+    # N = 3: one answer can still be outvoted, and so can one of two that disagree ...
+    planner, llm = make_planner([step("What", "look"), step("Answer", "yes"),
+                                 step("What", "look again"), step("Answer", "no"),
+                                 step("What", "look once more"), step("Answer", "no")],
+                                [_reading(3)], n_solutions=3)
+    result = planner.solve("is it raining?", options=["yes", "no"])
+    assert len(llm.prompts) == 6 and result.answer == "no"
+    assert result.confidence.agreement == "2/3"
+    # ... but not two that agree.
+    planner, llm = make_planner([step("What", "look"), step("Answer", "yes"),
+                                 step("What", "look again"), step("Answer", "yes")],
+                                [_reading(2)], n_solutions=3)
+    result = planner.solve("is it raining?", options=["yes", "no"])
+    assert len(llm.prompts) == 4 and result.confidence.agreement == "2/2"
+    # A failed first solution decides nothing: the second is tried.
+    broken = FakeTool("What", [Observation("no such table", ok=False),
+                               Observation("a description", support="read")])
+    planner, llm = make_planner([step("What", "look"), step("What", "look again"),
+                                 step("Answer", "no")], [broken], n_solutions=2)
+    assert planner.solve("is it raining?", options=["yes", "no"]).answer == "no"
 
 
 def test_what_ingest_cannot_observe_is_said_plainly():

@@ -21,7 +21,8 @@ Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent s
   nearest option (same unit), flagged low; an open question about something ingest cannot
   observe is answered by code with the reason;
 - early stop: once a solution's answer rests on a computed value, the other N - 1 iterations
-  are skipped (as they are when a replayed fact answers at once);
+  are skipped (as they are when a replayed fact answers at once), and with options once the
+  iterations left could not change the vote;
 - each answer carries a confidence: the agreement of the N leaves and the basis of the chosen
   option itself, never of another step's (computed, nearest, derived, read, memory, proxy,
   none, unobserved): only an option that states a computed value can be high.
@@ -274,11 +275,30 @@ class Planner:
             backpropagate(q.nodes, leaf.id, self.config.alpha if leaf.failure is None
                           else -self.config.alpha, self.config.beta)
             q.leaves.append(leaf.id)
-            if self._settled(leaf) or q.nodes[leaf.parent or 0].action in (DIGEST, PARAMETRIC):
+            if self._settled(leaf) or q.nodes[leaf.parent or 0].action in (DIGEST, PARAMETRIC) \
+                    or self._vote_decided(q, self.config.n_solutions - iteration - 1):
                 # another path cannot do better than a computed value, see the unseeable, tell
-                # a digest of the same tables better, or beat two memories that agree
+                # a digest of the same tables better, beat two memories that agree, or change
+                # the vote
                 break
         return self._result(q)
+
+    def _vote_decided(self, q: _Question, left: int) -> bool:
+        """With options, whether the `left` solutions still to try cannot change the vote
+        (`_merge`: most votes, a tie to the option answered first) even if all of them answered
+        one other option: with N = 2 an answered first solution is the answer whatever the
+        second says, so its calls would only be waited for."""
+        picked = [q.nodes[i].option for i in q.answered()]
+        if not (self.config.grounded and q.options and picked):
+            return False
+        votes = Counter(picked)
+        lead = next(o for o in picked if votes[o] == max(votes.values()))
+        # a new option would be answered after the leader, so it must pass it to win
+        if left > votes[lead]:
+            return False
+        return all(votes[o] + left < votes[lead] or
+                   (votes[o] + left == votes[lead] and picked.index(lead) < picked.index(o))
+                   for o in votes if o != lead)
 
     def _settled(self, leaf: Node) -> bool:
         return leaf.failure is None and (
