@@ -319,6 +319,27 @@ def test_what_people_do_is_answered_by_code_from_their_actions(ingested, library
     assert "#" in answer.evidence[0].observation and " s (" in answer.evidence[0].observation
 
 
+def test_a_picture_fact_backs_only_the_options_that_name_it(ingested, library_settings):
+    """TUD-Campus is a street in daylight, its picture facts 'lit' and 'outdoors'. WordNet
+    defines night as the time "while it is dark outside": code once answered 'what is the
+    weather like' with 'dark night' from 'outside'. A fact is named by its own words only."""
+    from backend.agent import option_match, queries
+    from backend.agent.video_tables import VideoTables
+    from backend.library import Library
+
+    entry = Library(library_settings.home).get(ingested("mot15_TUD-Campus.mp4").video_id)
+    tables = VideoTables(entry.db_path, timeout_s=10, max_rows=10_000)
+    typed = queries.run(queries.TypedQuery(operation="activity", target="", time="", until="",
+                                           words=""), "what is the weather like", tables).typed
+    assert {"outdoors", "outside"} <= set(typed["activities"]["words"])
+    weather = ["sunny", "rainy", "snowy", "foggy", "dark night"]
+    decision = option_match.decide(typed, weather)
+    assert decision is None or decision.chosen is None, decision.explanation
+    assert decision is None or decision.scores.get(4, 0.0) == 0.0, decision.explanation
+    decision = option_match.decide(typed, ["indoors", "outdoors"])
+    assert decision.chosen == 1, decision.explanation
+
+
 def test_an_activity_option_is_matched_through_wordnet_not_its_letters():
     """Tags count by their own synset and by definitions; a word's rare senses never do."""
     from backend.agent import option_match

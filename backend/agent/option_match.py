@@ -31,7 +31,7 @@ from difflib import SequenceMatcher
 
 from backend import kinds
 from backend.agent import meaning, typed_values
-from backend.agent.activity_queries import TAGS
+from backend.agent.activity_queries import FACTS, TAGS
 from backend.ingest.actions import POSTURES
 
 
@@ -321,7 +321,10 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     mean of all (so 'riding a horse' beats 'riding a bike' where a horse was ridden, and a long
     option is not sunk by its other words). One option far enough ahead is picked; else the
     options with any support are what the model chooses among. How far a pick is trusted is
-    the measured precision of the actions behind it (`precision.earns_high`)."""
+    the measured precision of the actions behind it (`precision.earns_high`). A picture fact
+    is a typed value: only its own words (`activity_queries.FACT_WORDS`) name it, never a
+    definition that mentions them ("night" is defined as the time "while it is dark outside",
+    which made an outdoor daytime street 'dark night')."""
     from models import lexicon
 
     words, tags, acts = shown.get("words", {}), shown.get("tags", {}), set(shown.get("acts", ()))
@@ -333,7 +336,8 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        links = {(term, ("word", w)): _word_link(term, w, w in acts) * s
+        links = {(term, ("word", w)): (float(term == w) if origins.get(w) == FACTS
+                                        else _word_link(term, w, w in acts)) * s
                  for term in asked for w, s in words.items()}
         links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
                                               lexicon.gloss_tag_link(term, wnid)) * s
