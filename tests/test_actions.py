@@ -338,6 +338,13 @@ def test_a_picture_fact_backs_only_the_options_that_name_it(ingested, library_se
     assert decision is None or decision.scores.get(4, 0.0) == 0.0, decision.explanation
     decision = option_match.decide(typed, ["indoors", "outdoors"])
     assert decision.chosen == 1, decision.explanation
+    # A fact's synonyms in WordNet still name it: an animated cartoon is a cartoon.
+    from backend.agent.activity_queries import FACT_WORDS, FACTS
+
+    drawn = {"activities": {"words": dict.fromkeys(FACT_WORDS["animation"], 1.0), "tags": {},
+                            "origins": dict.fromkeys(FACT_WORDS["animation"], FACTS)}}
+    decision = option_match.decide(drawn, ["a live football match", "an animated cartoon"])
+    assert decision.chosen == 1, decision.explanation
 
 
 def test_an_activity_option_is_matched_through_wordnet_not_its_letters():

@@ -321,10 +321,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     mean of all (so 'riding a horse' beats 'riding a bike' where a horse was ridden, and a long
     option is not sunk by its other words). One option far enough ahead is picked; else the
     options with any support are what the model chooses among. How far a pick is trusted is
-    the measured precision of the actions behind it (`precision.earns_high`). A picture fact
-    is a typed value: only its own words (`activity_queries.FACT_WORDS`) name it, never a
-    definition that mentions them ("night" is defined as the time "while it is dark outside",
-    which made an outdoor daytime street 'dark night')."""
+    the measured precision of the actions behind it (`precision.earns_high`)."""
     from models import lexicon
 
     words, tags, acts = shown.get("words", {}), shown.get("tags", {}), set(shown.get("acts", ()))
@@ -336,7 +333,7 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
         asked = [t for t in lexicon.terms(option) if t not in _GENERIC] or lexicon.terms(option)
         if not asked:
             continue
-        links = {(term, ("word", w)): (float(term == w) if origins.get(w) == FACTS
+        links = {(term, ("word", w)): (_fact_link(term, w) if origins.get(w) == FACTS
                                         else _word_link(term, w, w in acts)) * s
                  for term in asked for w, s in words.items()}
         links |= {(term, ("tag", label)): max(lexicon.tag_link(term, wnid),
@@ -374,6 +371,17 @@ def _word_link(term: str, word: str, act: bool) -> float:
 
     through_definition = 0.0 if act and word in POSTURES else lexicon.gloss_link(term, word)
     return max(lexicon.link(term, word, act), through_definition)
+
+
+def _fact_link(term: str, word: str) -> float:
+    """How well a word of a picture fact (`activity_queries.FACT_WORDS`, shown at 1.0) supports
+    an option's term: the same word or a WordNet synonym or kind of it ('animated cartoon' for
+    'cartoon'), never a definition that mentions it. Night is "the time after sunset and before
+    sunrise while it is dark outside": through that, a street in daylight (lit, outdoors) had
+    answered "what is the weather like?" with 'dark night'."""
+    from models import lexicon
+
+    return lexicon.link(term, word, False)
 
 
 def _each_once(links: dict[tuple[str, tuple], float]) -> dict[str, tuple[float, tuple]]:
