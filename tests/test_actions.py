@@ -322,7 +322,8 @@ def test_what_people_do_is_answered_by_code_from_their_actions(ingested, library
 def test_a_picture_fact_backs_only_the_options_that_name_it(ingested, library_settings):
     """TUD-Campus is a street in daylight, its picture facts 'lit' and 'outdoors'. WordNet
     defines night as the time "while it is dark outside": code once answered 'what is the
-    weather like' with 'dark night' from 'outside'. A fact is named by its own words only."""
+    weather like' with 'dark night' from 'outside'. A fact is named by its own words and their
+    WordNet synonyms and kinds, never through a definition."""
     from backend.agent import option_match, queries
     from backend.agent.video_tables import VideoTables
     from backend.library import Library

@@ -330,8 +330,8 @@ def _settings_values(item: str) -> tuple[list[str], list[str]]:
     """'PLACES,ACTIVITIES=0,1' -> (both variables, values): the settings take each value
     together, so stages can be switched off and on as one."""
     names, _, values = item.partition("=")
-    variables = [_setting_values(f"{name}={values}")[0] for name in names.split(",")]
-    return variables, [v.strip() for v in values.split(",")]
+    each = [_setting_values(f"{name}={values}") for name in names.split(",")]
+    return [variable for variable, _ in each], each[0][1]
 
 
 def _setting_values(item: str) -> tuple[str, list[str]]:

@@ -9,8 +9,8 @@ PATH is also ingested after another video in one process, its models loaded, as 
 uploads after its first are. With `--vary VARIABLE=A,B` it ingests PATH once per value of that
 setting (of each, with `PLACES,ACTIVITIES=0,1`: stages off and on together) instead, side by
 side in one run (alternating, `--rounds` times), to compare e.g. detector runtimes on a busy
-machine. Each run also reports its CPU seconds, which other
-processes' load changes far less than wall time.
+machine. Each run also reports its CPU seconds, which other processes' load changes far less
+than wall time.
 `bench ingest FOLDER --workers 1,2 [--ray local]`: the whole folder ingested by a batch run
 (`ingest FOLDER --workers N`) once per worker count, and through a local Ray instance, each in a
 fresh process and an empty library: wall seconds, realtime factor (video seconds ingested per
