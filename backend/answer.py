@@ -33,7 +33,7 @@ class Step:
 
     @classmethod
     def of(cls, node) -> Step:
-        """The step of a planner node (backend.agent.planner.Node)."""
+        """The step of a planner node (backend.agent.search_tree.Node)."""
         return cls(node=node.id, tool=node.action, input=node.action_input,
                    observation=node.observation, times=node.times,
                    instance_ids=node.instance_ids, sql=node.sql, value=node.value,
@@ -42,7 +42,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Confidence:
-    """How far to trust an answer (see backend.agent.planner.confidence)."""
+    """How far to trust an answer (see backend.agent.confidence.confidence)."""
 
     level: str                 # high | medium | low | none
     basis: str                 # what the chosen answer rests on: computed, read, proxy, memory, ...
@@ -148,7 +148,7 @@ class Answer:
     times: list[float]
     instance_ids: list[int]
     evidence: list[Step]         # the steps on the chosen paths
-    tree: list[dict]             # every planner node (backend.agent.planner.Node) as a dict
+    tree: list[dict]             # every planner node (backend.agent.search_tree.Node) as a dict
     chosen_leaves: list[int] = field(default_factory=list)
     usage: Cost = field(default_factory=Cost)   # answering only; learning's is in memory.learned
     memory: MemoryTrace = field(default_factory=MemoryTrace)

@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import Callable
 
 from backend.agent import coverage, followup, precision, prompts, routing
-from backend.agent.planner import PARAMETRIC, GivenStep, Node, Planner, PlannerConfig
+from backend.agent.planner import PARAMETRIC, GivenStep, Planner, PlannerConfig
+from backend.agent.search_tree import Node
 from backend.agent import graph_tool
 from backend.agent.graph_tool import GraphTool
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools

@@ -13,7 +13,8 @@ from typing import Callable
 
 from backend.inputs import check_length
 from backend.agent.library_tool import LibraryTool
-from backend.agent.planner import GivenStep, Node, Planner
+from backend.agent.planner import GivenStep, Planner
+from backend.agent.search_tree import Node
 from backend.agent.tools import ToolContext
 from backend.answer import Answer, Cost, Step
 from backend.ask import planner_config, unanswered

@@ -14,7 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from backend.agent.options import choose_option
-from backend.agent.planner import Node, Planner, PlannerConfig, backpropagate, select_node, softmax
+from backend.agent.planner import Planner, PlannerConfig
+from backend.agent.search_tree import Node, backpropagate, select_node, softmax
 from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
 from models.llm import LLMBadReply, LLMUnavailable, OpenAIChat, Usage
 from tests.fakes import FakeTool, ScriptedLLM, base_url, send_json, serving, step

@@ -61,7 +61,7 @@ def test_an_activity_pick_is_high_only_where_all_it_rests_on_is_measured_precise
     """An action read off a body is measured on captions; the video classifier and the tags by
     code's picks on labelled clips. A pick is as trusted as the least measured thing it rests
     on, and the explanation says each one's record."""
-    from backend.agent import option_match, planner
+    from backend.agent import confidence, option_match, search_tree
 
     table = {"source": "captions", "actions": {"standing": {"right": 18, "of": 33}},
              "picks": {"source": "clips", "rests_on": {
@@ -80,15 +80,15 @@ def test_an_activity_pick_is_high_only_where_all_it_rests_on_is_measured_precise
                                         "standing": "standing"}}}
     decision = option_match.decide(shown, ["playing basketball", "driving a car", "salsa dancing"])
     assert decision.chosen == 1 and decision.rests_on == ["video classifier"], decision
-    nodes = [planner.Node(id=0, parent=None, depth=0, children=[1]),
-             planner.Node(id=1, parent=0, depth=1, action="What", support="computed",
+    nodes = [search_tree.Node(id=0, parent=None, depth=0, children=[1]),
+             search_tree.Node(id=1, parent=0, depth=1, action="What", support="computed",
                           query={"operation": "activity", "conditions": "standing"}, children=[2]),
-             planner.Node(id=2, parent=1, depth=2, answer="driving a car", option=1,
+             search_tree.Node(id=2, parent=1, depth=2, answer="driving a car", option=1,
                           support="computed", rests_on=decision.rests_on)]
     trusted = lambda query: precision.earns_high(query, table)  # noqa: E731
-    assert planner.confidence(nodes, [2], [2], 1, trusted).level == "high"
+    assert confidence.confidence(nodes, [2], [2], 1, trusted).level == "high"
     nodes[2].rests_on = []
-    assert planner.confidence(nodes, [2], [2], 1, trusted).level == "medium"
+    assert confidence.confidence(nodes, [2], [2], 1, trusted).level == "medium"
 
 
 def test_the_kinds_on_the_highway_carry_their_sizes_and_their_measured_record(

@@ -11,6 +11,8 @@ observation); a leaf also carries an answer or a failure. Each of N iterations:
    R_v += R_leaf * exp(beta * (1 - d(v, leaf))), d counted in edges; the leaf itself keeps R_leaf.
 
 Then the non-failure answers are merged: a vote for multiple choice, an LLM summary otherwise.
+The tree, its selection, back-propagation and vote are in `search_tree`; how far an answer is
+trusted, in `confidence`.
 The public DoraemonGPT code rewarded failures positively and never merged its answers.
 
 Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent side by side):
@@ -31,10 +33,8 @@ Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent s
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Literal
@@ -42,9 +42,12 @@ from typing import Callable, Literal
 from pydantic import BaseModel, Field, RootModel, create_model
 
 from backend.agent import meaning, option_match, precision, prompts
+from backend.agent.confidence import basis, confidence
 from backend.agent.digest import refused as digest_check
 from backend.agent.options import (choose_option, nearest_option, nearest_options,
                                    option_for_value, option_labels)
+from backend.agent.search_tree import (ANSWER, Node, backpropagate, path_to, select_node,
+                                       vote)
 from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
@@ -52,7 +55,6 @@ from models.llm import LLMError, Usage
 
 log = logging.getLogger(__name__)
 
-ANSWER = "Answer"
 # The step that writes down a video's evidence for an open question (`digest`), told by the model.
 DIGEST = "Digest"
 # The distilled model's answer where a live checked fact says the same (`memory.parametric`).
@@ -77,36 +79,6 @@ class PlannerConfig:
     # Tools whose computed value answers an open question as it stands (the library's list of
     # videos), so code gives it rather than a model retelling it, names and times included.
     answered_by: tuple[str, ...] = ()
-
-
-@dataclass
-class Node:
-    id: int
-    parent: int | None
-    depth: int
-    thought: str = ""
-    action: str = ""
-    action_input: str = ""
-    observation: str = ""
-    reward: float = 0.0
-    visits: int = 0
-    answer: str | None = None
-    option: int | None = None
-    failure: str | None = None
-    children: list[int] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)
-    instance_ids: list[int] = field(default_factory=list)
-    sql: str = ""
-    value: str = ""            # a tool's computed value
-    support: str = ""          # a tool's: computed, read, none, unobserved; an answer's basis
-    query: dict = field(default_factory=dict)     # the typed query a tool ran, if one did
-    typed: dict = field(default_factory=dict)     # a tool's evidence as typed values
-    replayed: EntryRef | None = None  # the memory entry this step was replayed from
-    rests_on: list[str] = field(default_factory=list)  # an answer code picked: its evidence
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.answer is not None or self.failure is not None
 
 
 @dataclass
@@ -156,37 +128,6 @@ class GivenStep:
     thought: str
     observation: Observation
     replayed: EntryRef | None   # the memory entry it came from; None when the question chose it
-
-
-def path_to(nodes: list[Node], node_id: int) -> list[Node]:
-    """Root to `node_id`, both included."""
-    chain = [nodes[node_id]]
-    while chain[-1].parent is not None:
-        chain.append(nodes[chain[-1].parent])
-    return chain[::-1]
-
-
-def softmax(values: list[float]) -> list[float]:
-    top = max(values)
-    weights = [math.exp(v - top) for v in values]
-    total = sum(weights)
-    return [w / total for w in weights]
-
-
-def select_node(nodes: list[Node], rng: random.Random, max_depth: int) -> Node:
-    """A non-leaf node that can still grow, drawn with probability softmax(reward)."""
-    candidates = [n for n in nodes if not n.is_leaf and n.depth < max_depth]
-    return rng.choices(candidates, weights=softmax([n.reward for n in candidates]))[0]
-
-
-def backpropagate(nodes: list[Node], leaf_id: int, leaf_reward: float, beta: float) -> None:
-    leaf = nodes[leaf_id]
-    leaf.reward += leaf_reward
-    distance, node = 1, leaf
-    while node.parent is not None:
-        node = nodes[node.parent]
-        node.reward += leaf_reward * math.exp(beta * (1 - distance))
-        distance += 1
 
 
 class _Budget(Exception):
@@ -285,14 +226,13 @@ class Planner:
 
     def _vote_decided(self, q: _Question, left: int) -> bool:
         """With options, whether the `left` solutions still to try cannot change the vote
-        (`_merge`: most votes, a tie to the option answered first) even if all of them answered
-        one other option: with N = 2 an answered first solution is the answer whatever the
-        second says, so its calls would only be waited for."""
+        (`search_tree.vote`: most votes, a tie to the option answered first) even if all of
+        them answered one other option: with N = 2 an answered first solution is the answer
+        whatever the second says, so its calls would only be waited for."""
         picked = [q.nodes[i].option for i in q.answered()]
         if not (self.config.grounded and q.options and picked):
             return False
-        votes = Counter(picked)
-        lead = next(o for o in picked if votes[o] == max(votes.values()))
+        votes, lead = vote(picked)
         # a new option would be answered after the leader, so it must pass it to win
         if left > votes[lead]:
             return False
@@ -533,9 +473,7 @@ class Planner:
             return "", None, []
         nodes = q.nodes
         if q.options:
-            votes = Counter(nodes[i].option for i in good)
-            top = max(votes.values())
-            option = next(nodes[i].option for i in good if votes[nodes[i].option] == top)
+            _, option = vote([nodes[i].option for i in good])
             return q.options[option], option, [i for i in good if nodes[i].option == option]
         answers = list(dict.fromkeys(nodes[i].answer for i in good))
         if len(answers) == 1:
@@ -550,71 +488,3 @@ class Planner:
     def _exhausted(self, q: _Question) -> bool:
         return (self.ctx.usage.calls >= self.config.max_llm_calls
                 or time.monotonic() - q.started >= self.config.max_seconds)
-
-
-def basis(path: list[Node]) -> str:
-    """What an answer after these steps rests on: the last observation's support ('computed',
-    'read', 'none', 'unobserved'), or 'none' when no tool was called."""
-    observed = [n for n in path if n.action and n.action != ANSWER and n.failure is None]
-    if not observed:
-        return "none"
-    last = observed[-1]
-    for weak in ("unobserved", "proxy", "unsupported"):
-        if any(n.support == weak for n in observed) and last.support != "computed":
-            return weak
-    return last.support or "read"
-
-
-_BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the model's reading of "
-                "what the tools returned", "proxy": "a stand-in: objects that may be what "
-                "was asked (e.g. moving objects for cars)", "none": "no evidence",
-                "unobserved": "nothing: ingest "
-                "could not observe what the question needs", "memory": "facts from earlier answers",
-                "nearest": "the option nearest a computed value that no option states",
-                "derived": "the model's reading of a computed value that no option states",
-                "contradicted": "a guess: the evidence computed fits none of the options",
-                "unsupported": "one reading of the video's digest: nothing the video holds "
-                "(kinds, actions, tags, speech, text on screen) speaks to any option"}
-
-
-def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int,
-               trusted: Callable[[dict], bool] = precision.earns_high) -> Confidence:
-    """How far to trust an answer: agreement of the answered leaves and the chosen one's basis.
-
-    high: the chosen option is a computed value of a measurement `trusted` (measured precise
-    in the video's conditions) and every answered leaf agrees; low: no evidence, unobservable,
-    a stand-in, the nearest option to a computed value, or a minority answer; medium otherwise
-    (a reading, of rows or of a computed value, is never high).
-    """
-    if not chosen:
-        return Confidence(level="none", basis="none", agreement=f"0/{tried}",
-                          explanation="no candidate answer")
-    leaf_basis = nodes[chosen[0]].support or "none"
-    agree = len(chosen) / len(good)
-    measurement = _measurement(nodes, chosen[0]) if leaf_basis == "computed" else {}
-    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted", "unsupported") \
-            or agree < 0.5:
-        level = "low"
-    elif leaf_basis == "computed" and agree == 1.0 and trusted(measurement):
-        level = "high"
-    else:
-        level = "medium"
-    explanation = (f"{len(chosen)} of {len(good)} candidate answers agree; the answer rests on "
-                   f"{_BASIS_WORDS.get(leaf_basis, leaf_basis)}.")
-    if leaf_basis == "computed":
-        explanation += precision.described(measurement)
-        if level == "medium" and agree == 1.0:
-            explanation += " That kind of measurement is not measured precise enough to be high here."
-    return Confidence(level=level, basis=leaf_basis, agreement=f"{len(chosen)}/{len(good)}",
-                      explanation=explanation)
-
-
-def _measurement(nodes: list[Node], leaf: int) -> dict:
-    """The typed query (with its conditions) whose computed value the answer leaf states; where
-    code picked the option from part of the evidence, that part is the conditions: the pick is
-    trusted as far as what it rests on, not everything the query read."""
-    parent = nodes[leaf].parent
-    query = nodes[parent].query if parent is not None else {}
-    if nodes[leaf].rests_on and query:
-        return {**query, "conditions": "; ".join(nodes[leaf].rests_on)}
-    return query
