@@ -157,11 +157,20 @@ def test_memory_inspector_and_sql(page: Page):
 
 def test_settings_report_an_unreachable_llm(page: Page):
     page.get_by_role("tab", name="Settings").click()
-    page.locator("#llm-url textarea, #llm-url input").first.fill(closed_endpoint())
+    url_field = page.locator("#llm-url textarea, #llm-url input").first
+    expect(url_field).to_be_editable(timeout=30_000)
+    down = closed_endpoint()
+    # A tab's fields can be drawn again just after it opens, dropping what was typed: the test
+    # would then check the default (reachable) LLM. So type again until the field keeps the URL.
+    for _ in range(5):
+        url_field.fill(down)
+        page.wait_for_timeout(500)
+        if url_field.input_value() == down:
+            break
+    expect(url_field).to_have_value(down)
     page.locator("#settings-test").click()
     expect(page.locator("#connection")).to_contain_text("Cannot use this LLM", timeout=60_000)
     expect(page.locator("#connection")).to_contain_text("cannot reach")
-
 
 
 def test_deleting_a_video_asks_first(page: Page):
