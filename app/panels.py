@@ -131,9 +131,12 @@ def memory_panel(answer: Mapping, video_names: Mapping[str, str] | None = None) 
         rows.append([item.get("kind", ""), _shorten(item.get("text", "")),
                      round(float(item["similarity"]), 2) if item.get("similarity") is not None else None,
                      source_label, _format_times(item.get("times"))])
-    line = (f"**Task type:** {memory.get('task_type') or 'unknown'} · "
-            f"**C(q)** = {_number(memory.get('complexity'))} "
-            f"(P(q) = {_number(memory.get('p'))}, E(q) = {_number(memory.get('e'))} bits) · "
+    if memory.get("rated", True):
+        task, p = memory.get("task_type") or "unknown", f"P(q) = {_number(memory.get('p'))}"
+    else:  # the rating could not change the replay, and no step read a decision pattern
+        task, p = "not rated (no step needed it)", "P(q) not asked, taken as 0"
+    line = (f"**Task type:** {task} · **C(q)** = {_number(memory.get('complexity'))} "
+            f"({p}, E(q) = {_number(memory.get('e'))} bits) · "
             f"replayed up to **k_s = {memory.get('k_s', 0)}** semantic and "
             f"**k_p = {memory.get('k_p', 0)}** procedural memories")
     if not rows:

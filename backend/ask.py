@@ -100,7 +100,6 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
             replay = reuse.first_step(recalled.facts, recalled.plans, standalone, tables)
             recalled.drop(replay.contradicted)
             given = replay.given
-        recalled.trace(trace)
         context.insert(0, recalled.context)
         config.stop_on_direct_answer = any(r.kind == "semantic" for r in recalled.replayed)
     # An open question: the evidence written down by code, told once. The rewrite of a
@@ -137,8 +136,9 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
         tools.append(DocumentTool.from_text(document[0], document[1], embedder.embed))
     planner = Planner(tools, ctx, config, on_step=on_step)
     result = planner.solve(standalone, options, context="\n\n".join(c for c in context if c),
-                           given=given)
+                           given=given, guide=recalled.guide if recalled else None)
     if recalled is not None:
+        recalled.trace(trace)  # after planning: a step may have asked for the rating
         trace.decided_by = _decided_by(result, recalled)
     evidence = [Step.of(n) for leaf in result.chosen_leaves for n in result.path(leaf)[1:]
                 if n.action and n.action != "Answer"]

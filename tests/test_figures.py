@@ -384,6 +384,10 @@ def test_memory_table_lists_what_was_replayed():
     assert f"{memory['complexity']:.2f}" in line and f"{memory['p']:.2f}" in line
     assert f"{memory['e']:.2f}" in line and f"k_s = {memory['k_s']}" in line
     assert f"k_p = {memory['k_p']}" in line and memory["task_type"] in line
+    # Not rated: no step needed the rating, and the line says so rather than "P(q) = 0.00".
+    unrated = {**answer, "memory": {**memory, "rated": False, "task_type": "", "p": 0.0}}
+    _, line = panels.memory_panel(unrated)
+    assert "not rated" in line and "P(q) not asked" in line and "P(q) = " not in line
 
 
 def test_memory_panel_says_when_memory_was_off_or_nothing_replayed():

@@ -163,6 +163,18 @@ def test_the_rating_is_asked_for_only_where_it_can_change_the_replay(memory_sett
     long = "when does the first tall person leave through the left gate near bicycles"
     assert keyword_entropy(long) == 3.0
     assert run(long).rated and asked == [1]
+    # No workflow near enough to pick the pattern: only the rating can, and it waits until a
+    # planner step that may call a tool reads the pattern, once.
+    asked.clear()
+    far = run("which word does the speaker say at the end")
+    assert far.plans == [] and asked == [] and not far.rated and far.pattern is None
+    assert "Decision pattern" not in far.context
+    assert far.guide() == "Decision pattern for descriptive questions: " \
+        "descriptive: ask Count first, then answer"
+    assert far.guide().startswith("Decision pattern") and asked == [1]
+    assert far.rated and far.task_type == "descriptive"
+    assert [r.kind for r in far.replayed] == ["pattern"]
+    assert store.pattern("descriptive").replays == 1
 
 
 def _env(settings) -> dict:

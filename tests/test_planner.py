@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from backend.agent.options import choose_option
-from backend.agent.planner import Planner, PlannerConfig
+from backend.agent.planner import GivenStep, Planner, PlannerConfig
 from backend.agent.search_tree import Node, backpropagate, select_node, softmax
 from backend.agent.tools import Observation, ToolContext, evidence_from_rows, parse_instance_ids
 from models.llm import LLMBadReply, LLMUnavailable, OpenAIChat, Usage
@@ -511,6 +511,36 @@ def test_a_stand_in_ends_the_search_with_a_flagged_low_confidence_answer():
     with pytest.raises(ValidationError):
         llm.schemas[1].model_validate(step("Recall", "cars"))
     assert result.confidence.basis == "proxy" and result.confidence.level == "low"
+
+
+def test_the_tool_guide_is_asked_for_only_by_a_step_that_may_call_a_tool():
+    """Memory's decision pattern says which tools to call; its rating costs a call, so a step
+    that may only answer never asks for it."""
+    asked = []
+
+    def guide():
+        asked.append(1)
+        return "Decision pattern for descriptive questions: ask Count first."
+
+    proxy = Observation("Ingest does not recognise cars, but it tracked 5 moving objects",
+                        value="5", support="proxy")
+    planner, llm = make_planner([step("Count", "how many cars"), step("Answer", "4")],
+                                [FakeTool("Count", [proxy]), FakeTool("Recall", [])], n_solutions=2)
+    result = planner.solve("how many cars pass?", options=["3", "4", "6"], guide=guide)
+    # the first step may call a tool and reads the guide; the answer-only step after the
+    # stand-in is not shown it
+    assert result.answer == "4" and asked == [1]
+    assert "ask Count first" in llm.prompts[0] and "ask Count first" not in llm.prompts[1]
+    # A first step given (a routed query) whose evidence leaves only an answer: no guide at all.
+    asked.clear()
+    planner, llm = make_planner([step("Answer", "4")], [FakeTool("Count", []),
+                                                        FakeTool("Recall", [])], n_solutions=2)
+    given = GivenStep(tool="Count", tool_input="how many cars", thought="routed",
+                      observation=proxy, replayed=None)
+    result = planner.solve("how many cars pass?", options=["3", "4", "6"], given=given,
+                           guide=guide)
+    assert result.answer == "4" and len(llm.prompts) == 1 and asked == []
+    assert "ask Count first" not in llm.prompts[0]
 
 
 def test_with_options_the_last_call_of_the_budget_is_spent_on_an_answer():

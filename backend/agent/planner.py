@@ -150,6 +150,7 @@ class _Question:
     options: list[str] | None
     context: str
     given: GivenStep | None = None  # the first solution's first step; used once, then cleared
+    guide: Callable[[], str] = lambda: ""  # how to use the tools: for steps that may call one
     started: float = field(default_factory=time.monotonic)
     nodes: list[Node] = field(init=False)
     leaves: list[int] = field(default_factory=list)  # one per solution tried, in order
@@ -201,9 +202,12 @@ class Planner:
         return RootModel[use_tool | answer]  # type: ignore[valid-type]
 
     def solve(self, question: str, options: list[str] | None = None, context: str = "",
-              given: GivenStep | None = None) -> PlanResult:
-        """given: a first step already taken (saves the first solution its first LLM call)."""
-        q = _Question(question, options, context, given)
+              given: GivenStep | None = None,
+              guide: Callable[[], str] | None = None) -> PlanResult:
+        """given: a first step already taken (saves the first solution its first LLM call);
+        guide: text on which tools to call (memory's decision pattern), asked for only by a
+        step that may still call one, so an answer that needs none never pays for it."""
+        q = _Question(question, options, context, given, guide=guide or (lambda: ""))
         rng = random.Random(self.config.seed)
         for iteration in range(self.config.n_solutions):
             if self._exhausted(q):
@@ -362,10 +366,14 @@ class Planner:
         def ask(avoid: list[str], exclude: str | tuple[str, ...] | None = None):
             if self._exhausted(q):
                 raise _Budget()
-            messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
-                                                q.text, q.options, history, avoid, q.context)
             if narrowed:
                 exclude = tuple(self.tools)
+            excluded = (exclude,) if isinstance(exclude, str) else exclude or ()
+            context = q.context
+            if any(t not in excluded for t in self.tools):
+                context = "\n\n".join(c for c in (context, q.guide()) if c)
+            messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
+                                                q.text, q.options, history, avoid, context)
             schema = self._step_schema(q.options, exclude, allowed=narrowed)
             step = self.ctx.complete(messages, response_model=schema).parsed
             step = getattr(step, "root", step)

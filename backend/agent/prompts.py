@@ -297,8 +297,7 @@ def chat_context(turns: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def memory_context(facts: list[MemoryEntry], plans: list[MemoryEntry],
-                   pattern: MemoryEntry | None) -> str:
+def memory_context(facts: list[MemoryEntry], plans: list[MemoryEntry]) -> str:
     """Replayed memory as text for the planner: facts first, then suggested tool plans."""
     parts = []
     if facts:
@@ -308,9 +307,12 @@ def memory_context(facts: list[MemoryEntry], plans: list[MemoryEntry],
     if plans:
         parts.append("Tool plans that answered similar questions before:\n" +
                      "\n".join(f"- for \"{p.question}\": {p.text}" for p in plans))
-    if pattern:
-        parts.append(f"Decision pattern for {pattern.task_type} questions: {pattern.text}")
     return "\n\n".join(parts)
+
+
+def pattern_context(pattern: MemoryEntry | None) -> str:
+    """A replayed decision pattern as text for a planner step that may call a tool."""
+    return f"Decision pattern for {pattern.task_type} questions: {pattern.text}" if pattern else ""
 
 
 _RECALL_SYSTEM = """You gather memories to answer a question about a video. You see what was found

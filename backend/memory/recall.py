@@ -10,9 +10,12 @@ The LLM's rating P(q) and task type cost one call, and they only decide how many
 candidates above the threshold are kept (k is 1 to 5) and which pattern comes along. So the
 call is made only when that can change what is replayed: more than one candidate in a memory
 and a k that P(q) can move (it weighs ALPHA = 0.03 in C(q), so only near a rounding boundary),
-or a decision pattern to choose with no replayed workflow whose task type picks it. Otherwise
-C(q) is computed with P(q) = 0 and the trace says the rating was not needed; learning rates
-the question after the answer, off the answer's path, when it stores a workflow.
+or a decision pattern to choose with no replayed workflow whose task type picks it. Where only
+the pattern needs it, the rating waits until a planner step that may still call a tool reads
+the pattern (`Recall.guide`): a pattern says which tools to call, so an answer computed by code,
+or one the model may only choose among options, never pays for it. Otherwise C(q) is computed
+with P(q) = 0 and the trace says the rating was not needed; learning rates the question after
+the answer, off the answer's path, when it stores a workflow.
 """
 
 from __future__ import annotations
@@ -56,10 +59,21 @@ class Recall:
     plans: list[MemoryEntry] = field(default_factory=list)
     pattern: MemoryEntry | None = None
     contradicted: list[str] = field(default_factory=list)  # facts the tables disagreed with
+    # The rating and the pattern it picks, still to be asked for: only the pattern needs them.
+    pending: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def context(self) -> str:
-        return prompts.memory_context(self.facts, self.plans, self.pattern)
+        """The replayed facts and workflows, for every planner call."""
+        return prompts.memory_context(self.facts, self.plans)
+
+    def guide(self) -> str:
+        """The decision pattern, for a planner step that may still call a tool; rated and
+        picked now if that was left until it was needed."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending()
+        return prompts.pattern_context(self.pattern)
 
     def drop(self, fact_ids: list[str]) -> None:
         """Stop replaying facts the tables contradict: the planner must not read them."""
@@ -111,17 +125,37 @@ def recall(question: str, question_vector: np.ndarray, video_id: str, store: Mem
     # The task type that picks the decision pattern: the most similar validated workflow's,
     # where one is replayed, else the rating's.
     nearest_type = plans[0].task_type if plans else ""
-    rated = always_rate or choices or (patterns and not nearest_type)
-    assessment = rate() if rated else Assessment(task_type="descriptive", complexity=0.0)
+    rated = always_rate or choices
+    assessment = rate() if rated else _UNRATED
     c = complexity(assessment.complexity, e)
     k_s, k_p = options.fixed_k or (replay_k(c), replay_k(c))
     facts, plans = facts[:k_s], plans[:k_p]
-    pattern = store.pattern(nearest_type or assessment.task_type) if patterns else None
+    pattern = store.pattern(nearest_type or assessment.task_type) \
+        if patterns and (nearest_type or rated) else None
     replayed = [_replayed(h) for h in facts + plans + ([pattern] if pattern else [])]
     store.count_replays(replayed)
-    return Recall(p=assessment.complexity, e=e, complexity=c, k_s=k_s, k_p=k_p,
-                  task_type=assessment.task_type if rated else "", replayed=replayed,
-                  rated=rated, facts=facts, plans=plans, pattern=pattern)
+    recalled = Recall(p=assessment.complexity, e=e, complexity=c, k_s=k_s, k_p=k_p,
+                      task_type=assessment.task_type if rated else "", replayed=replayed,
+                      rated=rated, facts=facts, plans=plans, pattern=pattern)
+    if patterns and not (nearest_type or rated):
+        recalled.pending = lambda: _rate_for_pattern(recalled, rate, store)
+    return recalled
+
+
+_UNRATED = Assessment(task_type="descriptive", complexity=0.0)
+
+
+def _rate_for_pattern(recalled: Recall, rate: Callable[[], Assessment], store: MemoryStore) -> None:
+    """The rating asked late, for the pattern alone: k stays as replayed (the rating could not
+    move it, or it was not left to choose)."""
+    assessment = rate()
+    recalled.p, recalled.task_type, recalled.rated = assessment.complexity, assessment.task_type, True
+    recalled.complexity = complexity(assessment.complexity, recalled.e)
+    recalled.pattern = store.pattern(assessment.task_type)
+    if recalled.pattern is not None:
+        entry = _replayed(recalled.pattern)
+        store.count_replays([entry])
+        recalled.replayed.append(entry)
 
 
 def _replayed(hit: MemoryEntry) -> ReplayedEntry:
