@@ -119,7 +119,7 @@ class MemoryTrace:
     k_p: int = 0               # procedural entries replayed at most
     task_type: str = ""        # the rating's task type; '' when not rated
     replayed: list[ReplayedEntry] = field(default_factory=list)
-    rated: bool = True         # False: P(q) could not change the replay, so it was not asked
+    rated: bool = True         # False: P(q) could change no replay and no step read a pattern
     contradicted: list[str] = field(default_factory=list)  # facts the tables disagreed with
     decided_by: EntryRef | None = None  # the replayed entry the answer rests on
     # What the distilled model said (backend.memory.parametric.Consulted.as_dict), if asked.

@@ -128,7 +128,7 @@ def _print_answer_memory(m: dict) -> None:
     if not m.get("enabled"):
         return
     rating = (f"P {m['p']}" if m.get("rated", True) else
-              "P not asked: it could not change the replay")
+              "P not asked: no step needed it")
     print(f"  memory: {m['task_type'] or 'unrated'} question, C(q) {m['complexity']} "
           f"({rating}, E {m['e']} bits), k_s {m['k_s']}, k_p {m['k_p']}; replayed "
           f"{len(m['replayed'])}")

@@ -54,7 +54,7 @@ class Recall:
     k_p: int
     task_type: str
     replayed: list[ReplayedEntry] = field(default_factory=list)
-    rated: bool = True          # False: P(q) could not change the replay, so it was not asked
+    rated: bool = True          # False: P(q) could change no replay and no step read a pattern
     facts: list[MemoryEntry] = field(default_factory=list)   # the replayed entries as stored
     plans: list[MemoryEntry] = field(default_factory=list)
     pattern: MemoryEntry | None = None
