@@ -17,6 +17,7 @@ from backend.ask import ask
 from backend.agent.tools import ToolContext
 from backend.library import Library
 from backend.memory import learn as learning
+from backend.memory import reuse
 from backend.memory.replay import MemoryOptions
 from backend.memory.reuse import Asked, asked_of
 from backend.memory.store import MemoryStore
@@ -100,6 +101,20 @@ def test_a_paraphrase_at_another_time_is_answered_by_the_replayed_workflow(video
     fact = next(f for f in facts if Asked.from_json(f.asked).span == (0.5, 0.5))
     assert third.memory.decided_by == EntryRef(fact.id, "semantic")
     assert store.get(fact.id).support == 2 and len(store.list(kind="semantic")) == 2
+
+
+def test_a_reading_is_replayed_whatever_the_question_calls_the_one_it_is_about(video):
+    """Speech, text on screen and the timeline are read whoever the question names: a 'speaker'
+    is a person, and a stored speech query without a target had not been replayed for the very
+    question it was learned from (which then stored a copy of its workflow on every asking)."""
+    entry = video[0]
+    tables = queries.VideoTables(entry.db_path)
+    stored = {"operation": "timeline", "target": "", "words": "", "timed": True}
+    ran = reuse.rerun(stored, "what is seen around the man at 1.0 s", tables)
+    assert ran is not None and ran[0].support != "none" and ran[1].operation == "timeline"
+    # A count still keeps to the kind it counted: people named, no target stored, no replay.
+    count = {"operation": "in_view", "target": "", "words": "", "timed": True}
+    assert reuse.rerun(count, "how many people are in view at 1.0 s", tables) is None
 
 
 def test_a_fact_the_tables_contradict_is_dropped_before_the_planner_reads_it(video):

@@ -157,6 +157,8 @@ OCCUPANTS = Target(None, None, "occupant")
 _MOVERS = kinds.MOVING | {MOVING}
 _OBJECT_OPERATIONS = COUNTS | {"first_appearance", "last_appearance", "movement", "position",
                                "appearance"}
+# Read whatever thing the question names: "what does the speaker say" is the speech at a time.
+UNTARGETED = {"speech", "screen_text", "timeline", "scene"}
 
 
 def _a_place(target: Target) -> bool:

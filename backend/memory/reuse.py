@@ -82,7 +82,8 @@ def rerun(step: dict, question: str,
     object, words the question does not give, or nothing found."""
     if step["timed"] != (resolve(question, tables.duration) is not None):
         return None
-    target = _target_for(step.get("target", ""), question, tables)
+    target = step.get("target", "") if step["operation"] in queries.UNTARGETED else \
+        _target_for(step.get("target", ""), question, tables)
     words = _words_for(step.get("words", ""), question)
     if target is None or words is None:
         return None
