@@ -134,6 +134,11 @@ class _Budget(Exception):
     pass
 
 
+def _excluded(exclude: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The actions a step may not take, given as one name, several or none."""
+    return (exclude,) if isinstance(exclude, str) else exclude or ()
+
+
 # Supports after which another MCTS path cannot do better: the value is computed (whether an
 # option states it, code took the nearest option, or the model read an option from it), cannot
 # be observed at all, or only a stand-in for it was observed, which every path would read alike.
@@ -182,7 +187,7 @@ class Planner:
                      exclude: str | tuple[str, ...] | None = None,
                      allowed: list[int] | None = None) -> type[BaseModel]:
         """allowed: the options an answer may pick (all when None)."""
-        excluded = (exclude,) if isinstance(exclude, str) else exclude or ()
+        excluded = _excluded(exclude)
         tools = tuple(a for a in self.tools if a not in excluded)
         # Length caps go into the JSON grammar: small models otherwise ramble until cut off.
         thought = (str, Field(max_length=120))
@@ -368,9 +373,8 @@ class Planner:
                 raise _Budget()
             if narrowed:
                 exclude = tuple(self.tools)
-            excluded = (exclude,) if isinstance(exclude, str) else exclude or ()
             context = q.context
-            if any(t not in excluded for t in self.tools):
+            if any(t not in _excluded(exclude) for t in self.tools):
                 context = "\n\n".join(c for c in (context, q.guide()) if c)
             messages = prompts.planner_messages({n: t.description for n, t in self.tools.items()},
                                                 q.text, q.options, history, avoid, context)

@@ -44,7 +44,6 @@ class Node:
         return self.answer is not None or self.failure is not None
 
 
-
 def path_to(nodes: list[Node], node_id: int) -> list[Node]:
     """Root to `node_id`, both included."""
     chain = [nodes[node_id]]
