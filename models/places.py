@@ -84,11 +84,11 @@ def preprocess(frame_rgb: np.ndarray) -> np.ndarray:
 class PlaceTagger:
     """Places365 scenes of frames, as tags (label, WordNet id, probability)."""
 
-    name = "Places365 WideResNet18 (ONNX Runtime)"
-
-    def __init__(self, cache_dir: Path, threads: int = 1):
+    def __init__(self, cache_dir: Path, threads: int = 1, precision: str = "auto"):
         self.path = exported(cache_dir)
-        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE))
+        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE),
+                                                     precision=precision)
+        self.name = f"Places365 WideResNet18 ({classifier_onnx.runtime_of(self._session)})"
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` places of each frame (HxWx3 uint8 RGB, any size), best first."""

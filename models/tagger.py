@@ -122,13 +122,17 @@ def preprocess(frame_rgb: np.ndarray, size: int) -> np.ndarray:
 class ImageTagger:
     """ImageNet-1k tags for frames; the ONNX export is made on first construction."""
 
-    def __init__(self, cache_dir: Path, variant: str = "lite0", threads: int = 1):
+    def __init__(self, cache_dir: Path, variant: str = "lite0", threads: int = 1,
+                 precision: str = "auto"):
         if variant not in VARIANTS:
             raise ValueError(f"tagger variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
         self.variant = VARIANTS[variant]
-        self.name = f"{self.variant.title} ImageNet-1k (ONNX Runtime)"
         self.path = exported(self.variant, cache_dir)
-        self._session = classifier_onnx.open_session(self.path, threads)
+        size = self.variant.size
+        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, size, size),
+                                                     precision=precision)
+        self.name = (f"{self.variant.title} ImageNet-1k "
+                     f"({classifier_onnx.runtime_of(self._session)})")
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` classes of each frame (HxWx3 uint8 RGB, any size), best first."""

@@ -205,12 +205,13 @@ def preprocess(clip_rgb: list[np.ndarray]) -> np.ndarray:
 class VideoActionClassifier:
     """Kinetics-400 actions of short clips, as activities (label, probability)."""
 
-    name = "Kinetics-400 I3D (ONNX Runtime)"
     frames = FRAMES
 
-    def __init__(self, cache_dir: Path, threads: int = 1):
+    def __init__(self, cache_dir: Path, threads: int = 1, precision: str = "auto"):
         self.path = exported(cache_dir)
-        self._session = classifier_onnx.open_session(self.path, threads)
+        self._session = classifier_onnx.open_session(
+            self.path, threads, probe=(1, 3, FRAMES, _SIZE, _SIZE), precision=precision)
+        self.name = f"Kinetics-400 I3D ({classifier_onnx.runtime_of(self._session)})"
 
     def classify(self, clips: list[list[np.ndarray]], top: int = 5) -> list[list[Activity]]:
         """The `top` actions of each clip, best first. A clip is HxWx3 uint8 RGB frames at

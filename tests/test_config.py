@@ -42,6 +42,7 @@ def test_enumerated_settings_are_the_ones_with_fixed_values():
     assert config.choices() == {
         "agent": ("grounded", "sql"),
         "captioner": ("evidence", "openai", "llama", "transformers"),
+        "classifier_precision": ("auto", "f32"),
         "detector_precision": ("fp32", "int8"),
         "detector_runtime": ("auto", "onnx", "torch"),
         "llm_size": ("1.5b", "0.5b"),

@@ -42,32 +42,37 @@ def test_the_top_place_is_the_one_the_captions_name(tagger, name, word):
     assert word in found[0].label and found[0].score > 0.5, found
 
 
-def test_the_layout_chosen_for_speed_names_the_same_places(tagger):
-    """The tagger keeps whichever convolution layout runs faster on this CPU: the two must give
-    the same places with the same scores, or the machine would change what a video holds."""
-    from models import detector_onnx
+def test_every_runtime_chosen_for_speed_names_the_same_places(tagger):
+    """The tagger runs on whichever of ONNX Runtime (with or without its blocked layout) and
+    OpenVINO is faster on this CPU: in float32 they must give the same places with the same
+    scores, or the machine would change what a video holds; OpenVINO's own choice (bfloat16 on
+    a CPU with AMX) the same best place, its probabilities within a few hundredths."""
+    from models.openvino_session import OpenVinoSession
 
-    batch = np.stack([places.preprocess(_image(name)) for name in ("000000000785.jpg",
-                                                                   "000000000139.jpg")])
-    logits = [detector_onnx.session(tagger.path, 1, blocked).run(None, {"images": batch})[0]
-              for blocked in (True, False)]
-    assert np.allclose(*logits, atol=1e-3)
-    assert (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).all()
+    names = ("000000000785.jpg", "000000000139.jpg", "000000000285.jpg", "000000000632.jpg")
+    batch = np.stack([places.preprocess(_image(name)) for name in names])
+    exact = [classifier_onnx._built(tagger.path, 1, way, "f32").run(None, {"images": batch})[0]
+             for way in classifier_onnx._WAYS]
+    for logits in exact[1:]:
+        assert np.allclose(exact[0], logits, atol=1e-3)
+    chosen = OpenVinoSession(tagger.path, 1, "auto").run(None, {"images": batch})[0]
+    assert (chosen.argmax(axis=1) == exact[0].argmax(axis=1)).all()
+    assert np.abs(classifier_onnx.softmax(chosen) - classifier_onnx.softmax(exact[0])).max() < 0.05
 
 
-def test_the_layout_chosen_is_remembered_so_a_later_process_does_not_probe(tagger, tmp_path,
-                                                                        monkeypatch):
+def test_the_runtime_chosen_is_remembered_so_a_later_process_does_not_probe(tagger, tmp_path,
+                                                                          monkeypatch):
     """The probe costs a second or more at every start; its choice is kept beside the export for
     this CPU, a later load runs no probe and names the same places, and a spoilt record only
     means probing again."""
     export = tmp_path / tagger.path.name
     export.symlink_to(tagger.path)
-    record = tmp_path / f"{export.name}.layouts.json"
+    record = tmp_path / f"{export.name}.runtimes.json"
     record.write_text("not json")
     shape = (1, 3, 224, 224)
     first = classifier_onnx.open_session(export, 1, probe=shape)
     chosen = json.loads(record.read_text())
-    assert len(chosen) == 1 and isinstance(next(iter(chosen.values())), bool), chosen
+    assert len(chosen) == 1 and next(iter(chosen.values())) in classifier_onnx._WAYS, chosen
     monkeypatch.setattr(classifier_onnx, "_seconds_for",
                         lambda *_: pytest.fail("probed although the choice was remembered"))
     again = classifier_onnx.open_session(export, 1, probe=shape)
