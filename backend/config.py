@@ -172,14 +172,17 @@ class Settings:
     detector_runtime: DetectorRuntime = _setting(
         "MEMORYREEL_DETECTOR_RUNTIME", "auto", str,
         "auto (ONNX Runtime on the CPU, exported once from the PyTorch weights into "
-        "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error) "
-        "or torch. Weights in another format (.onnx, .engine ...) run in their own runtime.")
+        "MEMORYREEL_CACHE; PyTorch if that fails or on a GPU), onnx (ONNX Runtime or an error), "
+        "openvino (the same export on OpenVINO, or an error) or torch. Weights in another "
+        "format (.onnx, .engine ...) run in their own runtime.")
     detector_precision: DetectorPrecision = _setting(
         "MEMORYREEL_DETECTOR_PRECISION", "fp32", str,
         "fp32, or int8: the ONNX person detectors (people, crowds) quantised once by ONNX "
         "Runtime, calibrated on frames of the sample clips (MEMORYREEL_SHARED/videos), and "
         "cached beside their float export; float where that cannot be done. The object "
-        "detector stays float: YOLO26n in int8 found 10 % fewer objects.")
+        "detector stays float: YOLO26n in int8 found 10 % fewer objects. Or bf16 (with "
+        "MEMORYREEL_DETECTOR_RUNTIME=openvino only): every detector in OpenVINO's choice for "
+        "the CPU, bfloat16 on one with Intel's AMX, float32 elsewhere.")
     tracker: TrackerKind = _setting(
         "MEMORYREEL_TRACKER", "ocsort", str,
         "How detections are linked from frame to frame: ocsort (OC-SORT: a lost person's motion "
@@ -471,6 +474,9 @@ def _check_choices(settings: Settings) -> None:
         if value not in allowed:
             env = Settings.__dataclass_fields__[name].metadata["env"]
             raise SettingsError(f"{env} must be one of {', '.join(allowed)}, not {value!r}.")
+    if settings.detector_precision == "bf16" and settings.detector_runtime != "openvino":
+        raise SettingsError("MEMORYREEL_DETECTOR_PRECISION=bf16 needs "
+                            "MEMORYREEL_DETECTOR_RUNTIME=openvino.")
 
 
 # What each captioner cannot start without.

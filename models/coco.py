@@ -223,22 +223,24 @@ class UltralyticsDetector:
     rectangle."""
 
     def __init__(self, weights: str, device: str = "cpu", imgsz: int = 640, runtime: str = "auto",
-                 cache_dir: str | os.PathLike | None = None, threads: int | None = None):
+                 cache_dir: str | os.PathLike | None = None, threads: int | None = None,
+                 precision: str = "fp32"):
         from models import detector_onnx
 
         self.model, self.runtime, names = detector_onnx.load(str(weights), runtime, device,
-                                                             cache_dir, task="detect")
+                                                             cache_dir, task="detect",
+                                                             precision=precision)
         self.device = device
         self.imgsz = int(imgsz)
         self._threads = threads or max(1, os.cpu_count() or 1)
-        self._onnx = Path(self.model.ckpt_path or weights) if self.runtime == "onnx" else None
+        self._onnx = Path(self.model.ckpt_path or weights) \
+            if detector_onnx.exported_runtime(self.runtime) else None
         self.path = self._onnx or Path(weights)  # the file that runs
         self._tuned: list = []
         self._coco = {int(i): CLASSES.index(n) for i, n in names.items() if n in CLASSES}
         if not self._coco:
             raise ValueError(f"{weights} names none of COCO's kinds ({', '.join(names.values())})")
-        runs_on = " (ONNX Runtime)" if self.runtime == "onnx" else ""
-        self.name = f"{Path(weights).stem} {self.imgsz}{runs_on}"
+        self.name = f"{Path(weights).stem} {self.imgsz}{detector_onnx.runs_on(self.runtime)}"
 
     def detect(self, frame_rgb: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from models import detector_onnx
@@ -248,7 +250,7 @@ class UltralyticsDetector:
             found = self.model.predict(bgr, conf=conf, imgsz=self.imgsz, device=self.device,
                                        verbose=False)[0].boxes
         if self._onnx is not None:
-            detector_onnx.tune(self.model, self._onnx, self._threads, self._tuned)
+            detector_onnx.tune(self.model, self._onnx, self._threads, self._tuned, self.runtime)
         classes = np.array([self._coco.get(int(c), -1) for c in found.cls.cpu().numpy()], dtype=int)
         known = classes >= 0
         return (found.xyxy.cpu().numpy()[known], found.conf.cpu().numpy()[known],

@@ -39,9 +39,9 @@ from models.weights import WeightsError, file_lock, sha256_file
 
 log = logging.getLogger(__name__)
 
-DetectorRuntime = Literal["auto", "onnx", "torch"]
+DetectorRuntime = Literal["auto", "onnx", "openvino", "torch"]
 RUNTIMES = get_args(DetectorRuntime)
-DetectorPrecision = Literal["fp32", "int8"]
+DetectorPrecision = Literal["fp32", "int8", "bf16"]
 PRECISIONS = get_args(DetectorPrecision)
 # Calibration: frames spread through each sample video, at the detector's usual input size.
 _CALIBRATION_FRAMES = 8
@@ -202,10 +202,12 @@ _EXPORTED = (".onnx", ".engine", ".xml", ".tflite")  # exported weights carry no
 def load(path: str, runtime: str, device: str, cache_dir, task: str | None = None,
          precision: str = "fp32", calibration: str | os.PathLike | None = None) -> tuple:
     """(ultralytics model, runtime name, class names). PyTorch weights run on ONNX Runtime for
-    `auto` (on the CPU) and `onnx`, exported once into `cache_dir`; `auto` falls back to PyTorch
-    when that cannot be done. Weights in another format run in their own runtime. With
-    `precision="int8"` the export is quantised once, calibrated on the videos in the folder
-    `calibration`; where that cannot be done the float export runs, with a warning."""
+    `auto` (on the CPU) and `onnx`, or on OpenVINO for `openvino`, exported once into
+    `cache_dir`; `auto` falls back to PyTorch when that cannot be done. Weights in another
+    format run in their own runtime. With `precision="int8"` the export is quantised once,
+    calibrated on the videos in the folder `calibration`; where that cannot be done the float
+    export runs, with a warning. `precision="bf16"` (OpenVINO only) is OpenVINO's choice for the
+    CPU: bfloat16 where the CPU has it natively (Intel's AMX), float32 elsewhere."""
     from ultralytics import YOLO
 
     if runtime not in RUNTIMES:
@@ -213,6 +215,9 @@ def load(path: str, runtime: str, device: str, cache_dir, task: str | None = Non
     if precision not in PRECISIONS:
         raise ValueError(f"detector precision must be one of {', '.join(PRECISIONS)}, not "
                          f"{precision!r}")
+    if precision == "bf16" and runtime != "openvino":
+        raise ValueError("detector precision bf16 runs on OpenVINO only: set "
+                         "MEMORYREEL_DETECTOR_RUNTIME=openvino")
     if not path.endswith(".pt"):
         model = YOLO(path, task=task or ("detect" if path.endswith(_EXPORTED) else None))
         return model, "onnx" if path.endswith(".onnx") else Path(path).suffix[1:], dict(model.names)
@@ -221,28 +226,37 @@ def load(path: str, runtime: str, device: str, cache_dir, task: str | None = Non
     if runtime == "torch" or (runtime == "auto" and device != "cpu"):
         return model, "torch", names
     if cache_dir is None:  # nowhere to keep an export
-        if runtime == "onnx":
-            raise ValueError("the ONNX detector runtime needs a cache_dir for its export")
+        if runtime != "auto":
+            raise ValueError(f"the {runtime} detector runtime needs a cache_dir for its export")
         return model, "torch", names
     try:
         onnx_path = exported(Path(model.ckpt_path or path), Path(cache_dir))
     except WeightsError as exc:
-        if runtime == "onnx":
+        if runtime != "auto":
             raise
         log.warning("detector runs on PyTorch: %s", exc)
         return model, "torch", names
+    runs = "openvino" if runtime == "openvino" else "onnx"
     if precision == "int8":
         try:
             return YOLO(str(quantised(onnx_path, Path(calibration or ""))), task=model.task), \
-                "onnx int8", names
+                f"{runs} int8", names
         except WeightsError as exc:
             log.warning("detector runs in float: %s", exc)
-    return YOLO(str(onnx_path), task=model.task), "onnx", names
+    return YOLO(str(onnx_path), task=model.task), \
+        f"{runs} bf16" if precision == "bf16" else runs, names
 
 
 def runs_on(runtime: str) -> str:
     """What a detector's name says of the runtime `load` gave it."""
-    return {"onnx": " (ONNX Runtime)", "onnx int8": " (ONNX Runtime INT8)"}.get(runtime, "")
+    return {"onnx": " (ONNX Runtime)", "onnx int8": " (ONNX Runtime INT8)",
+            "openvino": " (OpenVINO)", "openvino int8": " (OpenVINO INT8)",
+            "openvino bf16": " (OpenVINO bf16)"}.get(runtime, "")
+
+
+def exported_runtime(runtime: str) -> bool:
+    """Whether `load` gave a detector that runs our export (whose session `tune` swaps)."""
+    return runtime.startswith(("onnx", "openvino"))
 
 
 # Ultralytics reads an exported model's metadata with ast.literal_eval as its predictor is set
@@ -258,14 +272,20 @@ def first_call(model) -> contextlib.AbstractContextManager:
     return _SETTING_UP if model.predictor is None else contextlib.nullcontext()
 
 
-def tune(model, onnx_path: Path, threads: int, tuned: list) -> None:
+def tune(model, onnx_path: Path, threads: int, tuned: list, runtime: str = "onnx") -> None:
     """Ultralytics builds the ONNX Runtime session with default options, whose spinning workers
     burn the CPU the rest of ingest needs; swap in ours once the model's predictor exists
-    (`tuned` remembers the backends already swapped), and its input preparation for ours."""
+    (`tuned` remembers the backends already swapped), or OpenVINO's for an `openvino` runtime,
+    and its input preparation for ours."""
     predictor = model.predictor
     backend = predictor.model.backend
     if backend not in tuned:
-        backend.session = session(onnx_path, threads)
+        if runtime.startswith("openvino"):
+            from models.openvino_session import OpenVinoSession
+            backend.session = OpenVinoSession(onnx_path, threads,
+                                              "auto" if runtime.endswith("bf16") else "f32")
+        else:
+            backend.session = session(onnx_path, threads)
         predictor.preprocess = functools.partial(_preprocess, predictor.preprocess,
                                                  predictor.pre_transform)
         tuned.append(backend)

@@ -90,8 +90,8 @@ class Tracker:
                                                              precision=precision,
                                                              calibration=calibration)
         self.weights_path = Path(self.model.ckpt_path or path)  # the file the runtime runs
-        self._onnx = self.weights_path if self.runtime.startswith("onnx") and device == "cpu" \
-            else None
+        self._onnx = self.weights_path \
+            if detector_onnx.exported_runtime(self.runtime) and device == "cpu" else None
         self._tuned = []  # the ONNX backends whose sessions have our thread settings
         self.base_imgsz = self.imgsz = int(imgsz)
         self._prober = None  # a second predictor for `fit`, built for each video's sizing
@@ -239,7 +239,7 @@ class Tracker:
         return heights
 
     def _tune_session(self, model=None) -> None:
-        detector_onnx.tune(model or self.model, self._onnx, self._threads, self._tuned)
+        detector_onnx.tune(model or self.model, self._onnx, self._threads, self._tuned, self.runtime)
 
     def reset(self) -> None:
         """Forget all tracks and the input size `fit` chose (call before a new video); ids

@@ -38,13 +38,21 @@ def test_an_enumerated_setting_refuses_other_values_at_load(monkeypatch, name, a
     assert str(error.value) == f"{env} must be one of {', '.join(allowed)}, not 'nonsense'."
 
 
+def test_bfloat16_detectors_are_refused_without_openvino(monkeypatch):
+    monkeypatch.setenv("MEMORYREEL_DETECTOR_PRECISION", "bf16")
+    with pytest.raises(SettingsError, match="MEMORYREEL_DETECTOR_RUNTIME=openvino"):
+        config.load()
+    monkeypatch.setenv("MEMORYREEL_DETECTOR_RUNTIME", "openvino")
+    assert config.load().detector_precision == "bf16"
+
+
 def test_enumerated_settings_are_the_ones_with_fixed_values():
     assert config.choices() == {
         "agent": ("grounded", "sql"),
         "captioner": ("evidence", "openai", "llama", "transformers"),
         "classifier_precision": ("auto", "f32"),
-        "detector_precision": ("fp32", "int8"),
-        "detector_runtime": ("auto", "onnx", "torch"),
+        "detector_precision": ("fp32", "int8", "bf16"),
+        "detector_runtime": ("auto", "onnx", "openvino", "torch"),
         "llm_size": ("1.5b", "0.5b"),
         "tracker": ("ocsort", "bytetrack"),
         "tagger": ("lite0", "lite2"),
