@@ -129,11 +129,8 @@ class ModelSet:
         """The everyday-object tracker (a COCO detector + ByteTrack); WeightsError when its
         weights cannot be had or loaded."""
         s = self.settings
-        # INT8 stays for people only (YOLO26n in INT8 found 10 % fewer objects); bfloat16 is
-        # for every detector.
-        precision = "bf16" if s.detector_precision == "bf16" else "fp32"
         return _objects(str(s.cache_dir), s.objects_weights, s.objects_imgsz, s.device,
-                        s.detector_runtime, self._detector_threads(), precision)
+                        s.detector_runtime, self._detector_threads(), s.objects_precision)
 
     @property
     def tagger(self) -> FrameTagger | None:

