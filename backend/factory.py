@@ -168,7 +168,7 @@ class ModelSet:
 
     @property
     def ocr(self) -> TextModel:
-        return _ocr(self.settings.ingest_threads or None)
+        return _ocr(self.settings.ingest_threads or None, str(self.settings.cache_dir))
 
     @property
     def pose(self) -> PoseModel:
@@ -291,9 +291,9 @@ def _pose(weights: str, imgsz: int, device: str) -> PoseModel:
 
 
 @lru_cache(maxsize=1)
-def _ocr(threads: int | None) -> TextModel:
+def _ocr(threads: int | None, cache_dir: str) -> TextModel:
     from models.ocr import TextReader
-    return TextReader(threads=threads)
+    return TextReader(threads=threads, cache_dir=Path(cache_dir))
 
 
 @lru_cache(maxsize=1)

@@ -1,5 +1,6 @@
-"""OpenVINO's CPU runtime behind the two ONNX Runtime session calls the classifiers make
-(`get_inputs`, `run`), so that an ONNX export runs on whichever of the two is faster here."""
+"""OpenVINO's CPU runtime behind the ONNX Runtime session calls our models and RapidOCR make
+(`get_inputs`, `get_outputs`, `run`), so that an ONNX export runs on whichever of the two is
+faster here (`models/runtimes.py`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def available() -> bool:
 
 
 @dataclass(frozen=True)
-class _Input:
+class _Port:
     name: str
 
 
@@ -44,7 +45,8 @@ class OpenVinoSession:
             config["INFERENCE_PRECISION_HINT"] = "f32"
         self._model = openvino.Core().compile_model(str(path), "CPU", config)
         self.precision = self._model.get_property("INFERENCE_PRECISION_HINT").to_string()
-        self._inputs = [_Input(port.any_name) for port in self._model.inputs]
+        self._inputs = [_Port(port.any_name) for port in self._model.inputs]
+        self._outputs = [_Port(port.any_name) for port in self._model.outputs]
         self._request = self._model.create_infer_request()
         # One request holds one run's buffers; ONNX Runtime's sessions may be run from two
         # threads at once, so this one is too, a run at a time.
@@ -55,12 +57,15 @@ class OpenVinoSession:
         """How messages and the evidence name it: the runtime and what it computes in."""
         return f"OpenVINO {self.precision}"
 
-    def get_inputs(self) -> list[_Input]:
+    def get_inputs(self) -> list[_Port]:
         return self._inputs
 
+    def get_outputs(self) -> list[_Port]:
+        return self._outputs
+
     def run(self, output_names, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
-        """The outputs (all of them: the classifiers have one) for inputs fed by name."""
-        del output_names
+        """The outputs named (all where None), for inputs fed by name."""
+        wanted = [port.name for port in self._outputs] if output_names is None else output_names
         with self._lock:
             results = self._request.infer(feed)
-            return [np.array(results[port]) for port in self._model.outputs]
+            return [np.array(results[name]) for name in wanted]

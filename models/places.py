@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models import classifier_onnx, wheel_weights
+from models import classifier_onnx, runtimes, wheel_weights
 from models.types import Tag
 from models.weights import WeightsError
 
@@ -86,9 +86,9 @@ class PlaceTagger:
 
     def __init__(self, cache_dir: Path, threads: int = 1, precision: str = "auto"):
         self.path = exported(cache_dir)
-        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE),
+        self._session = runtimes.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE),
                                                      precision=precision)
-        self.name = f"Places365 WideResNet18 ({classifier_onnx.runtime_of(self._session)})"
+        self.name = f"Places365 WideResNet18 ({runtimes.runtime_of(self._session)})"
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` places of each frame (HxWx3 uint8 RGB, any size), best first."""

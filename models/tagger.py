@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models import classifier_onnx
+from models import classifier_onnx, runtimes
 from models.types import Tag
 from models.weights import WeightsError, made_once, sha256_file
 
@@ -129,10 +129,10 @@ class ImageTagger:
         self.variant = VARIANTS[variant]
         self.path = exported(self.variant, cache_dir)
         size = self.variant.size
-        self._session = classifier_onnx.open_session(self.path, threads, probe=(1, 3, size, size),
+        self._session = runtimes.open_session(self.path, threads, probe=(1, 3, size, size),
                                                      precision=precision)
         self.name = (f"{self.variant.title} ImageNet-1k "
-                     f"({classifier_onnx.runtime_of(self._session)})")
+                     f"({runtimes.runtime_of(self._session)})")
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:
         """The `top` classes of each frame (HxWx3 uint8 RGB, any size), best first."""

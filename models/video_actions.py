@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models import classifier_onnx, wheel_weights
+from models import classifier_onnx, runtimes, wheel_weights
 from models.types import Activity
 from models.weights import WeightsError
 
@@ -209,9 +209,9 @@ class VideoActionClassifier:
 
     def __init__(self, cache_dir: Path, threads: int = 1, precision: str = "auto"):
         self.path = exported(cache_dir)
-        self._session = classifier_onnx.open_session(
+        self._session = runtimes.open_session(
             self.path, threads, probe=(1, 3, FRAMES, _SIZE, _SIZE), precision=precision)
-        self.name = f"Kinetics-400 I3D ({classifier_onnx.runtime_of(self._session)})"
+        self.name = f"Kinetics-400 I3D ({runtimes.runtime_of(self._session)})"
 
     def classify(self, clips: list[list[np.ndarray]], top: int = 5) -> list[list[Activity]]:
         """The `top` actions of each clip, best first. A clip is HxWx3 uint8 RGB frames at

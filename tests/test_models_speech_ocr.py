@@ -232,6 +232,25 @@ def test_ocr_reads_cctv_date_overlay_top_left(reader):
     assert x1 < 100 and y1 < 60
 
 
+def test_ocr_on_the_runtime_chosen_for_speed_reads_the_same_text(reader, tmp_path):
+    """Given a cache, the text detector and recogniser run on whichever runtime is faster on
+    this CPU (OpenVINO or ONNX Runtime), in float32 on any CPU: the same lines in the same
+    places with the same scores as on RapidOCR's own sessions, and the choice is remembered."""
+    from models.ocr import TextReader
+
+    _need(SPEECH)
+    _need(HIGHWAY)
+    faster = TextReader(cache_dir=tmp_path)
+    assert "RapidOCR PP-OCRv4 on " in faster.name
+    for frame in (_frame_at(SPEECH, 40.0), _frame_at(HIGHWAY, 10.0)):
+        ours, theirs = faster.read(frame), reader.read(frame)
+        assert ours and [item.text for item in ours] == [item.text for item in theirs]
+        for mine, its in zip(ours, theirs):
+            assert np.allclose(mine.box, its.box, atol=1.0)
+            assert abs(mine.confidence - its.confidence) < 1e-3
+    assert len(list((tmp_path / "ocr-runtimes").glob("*.runtimes.json"))) == 2
+
+
 def test_ocr_handles_empty_and_blank_frames(reader):
     assert reader.read(np.zeros((0, 0, 3), np.uint8)) == []
     assert reader.read(np.full((240, 320, 3), 127, np.uint8)) == []

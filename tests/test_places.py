@@ -11,7 +11,7 @@ from PIL import Image
 
 from backend import config
 from backend.ingest import picture_facts
-from models import classifier_onnx, places
+from models import classifier_onnx, places, runtimes
 from models.weights import WeightsError
 from tests.conftest import SHARED
 
@@ -51,8 +51,8 @@ def test_every_runtime_chosen_for_speed_names_the_same_places(tagger):
 
     names = ("000000000785.jpg", "000000000139.jpg", "000000000285.jpg", "000000000632.jpg")
     batch = np.stack([places.preprocess(_image(name)) for name in names])
-    exact = [classifier_onnx._built(tagger.path, 1, way, "f32").run(None, {"images": batch})[0]
-             for way in classifier_onnx._WAYS]
+    exact = [runtimes._built(tagger.path, 1, way, "f32").run(None, {"images": batch})[0]
+             for way in runtimes._WAYS]
     for logits in exact[1:]:
         assert np.allclose(exact[0], logits, atol=1e-3)
     chosen = OpenVinoSession(tagger.path, 1, "auto").run(None, {"images": batch})[0]
@@ -70,12 +70,12 @@ def test_the_runtime_chosen_is_remembered_so_a_later_process_does_not_probe(tagg
     record = tmp_path / f"{export.name}.runtimes.json"
     record.write_text("not json")
     shape = (1, 3, 224, 224)
-    first = classifier_onnx.open_session(export, 1, probe=shape)
+    first = runtimes.open_session(export, 1, probe=shape)
     chosen = json.loads(record.read_text())
-    assert len(chosen) == 1 and next(iter(chosen.values())) in classifier_onnx._WAYS, chosen
-    monkeypatch.setattr(classifier_onnx, "_seconds_for",
+    assert len(chosen) == 1 and next(iter(chosen.values())) in runtimes._WAYS, chosen
+    monkeypatch.setattr(runtimes, "_seconds_for",
                         lambda *_: pytest.fail("probed although the choice was remembered"))
-    again = classifier_onnx.open_session(export, 1, probe=shape)
+    again = runtimes.open_session(export, 1, probe=shape)
     batch = places.preprocess(_image("000000000139.jpg"))[None]
     assert np.allclose(first.run(None, {"images": batch})[0], again.run(None, {"images": batch})[0],
                        atol=1e-5)
