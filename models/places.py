@@ -87,7 +87,7 @@ class PlaceTagger:
     def __init__(self, cache_dir: Path, threads: int = 1, precision: str = "auto"):
         self.path = exported(cache_dir)
         self._session = runtimes.open_session(self.path, threads, probe=(1, 3, _SIZE, _SIZE),
-                                                     precision=precision)
+                                              precision=precision)
         self.name = f"Places365 WideResNet18 ({runtimes.runtime_of(self._session)})"
 
     def tags(self, frames_rgb: list[np.ndarray], top: int = 5) -> list[list[Tag]]:

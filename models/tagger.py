@@ -130,7 +130,7 @@ class ImageTagger:
         self.path = exported(self.variant, cache_dir)
         size = self.variant.size
         self._session = runtimes.open_session(self.path, threads, probe=(1, 3, size, size),
-                                                     precision=precision)
+                                              precision=precision)
         self.name = (f"{self.variant.title} ImageNet-1k "
                      f"({runtimes.runtime_of(self._session)})")
 
