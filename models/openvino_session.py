@@ -31,9 +31,11 @@ class _Port:
 
 
 class OpenVinoSession:
-    """An ONNX export compiled by OpenVINO for this CPU on `threads` cores."""
+    """An ONNX export compiled by OpenVINO for this CPU on `threads` cores; what it compiled kept
+    in the folder `compiled`, where given, for the next process to load."""
 
-    def __init__(self, path: Path, threads: int, precision: str = "auto"):
+    def __init__(self, path: Path, threads: int, precision: str = "auto",
+                 compiled: Path | None = None):
         import openvino
 
         if precision not in PRECISIONS:
@@ -43,6 +45,8 @@ class OpenVinoSession:
                   "ENABLE_CPU_PINNING": False}
         if precision == "f32":
             config["INFERENCE_PRECISION_HINT"] = "f32"
+        if compiled is not None:
+            config["CACHE_DIR"] = str(compiled)
         self._model = openvino.Core().compile_model(str(path), "CPU", config)
         self.precision = self._model.get_property("INFERENCE_PRECISION_HINT").to_string()
         self._inputs = [_Port(port.any_name) for port in self._model.inputs]

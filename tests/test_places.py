@@ -73,6 +73,8 @@ def test_the_runtime_chosen_is_remembered_so_a_later_process_does_not_probe(tagg
     first = runtimes.open_session(export, 1, probe=shape)
     chosen = json.loads(record.read_text())
     assert len(chosen) == 1 and next(iter(chosen.values())) in runtimes._WAYS, chosen
+    if runtimes.runtime_of(first).startswith("OpenVINO"):  # and what it compiled, for next time
+        assert any((tmp_path / "openvino-compiled").iterdir())
     monkeypatch.setattr(runtimes, "_seconds_for",
                         lambda *_: pytest.fail("probed although the choice was remembered"))
     again = runtimes.open_session(export, 1, probe=shape)
