@@ -4,6 +4,8 @@ faster here (`models/runtimes.py`)."""
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,8 @@ import numpy as np
 Precision = Literal["auto", "f32"]
 PRECISIONS = get_args(Precision)
 
+log = logging.getLogger(__name__)
+
 
 def available() -> bool:
     try:
@@ -23,6 +27,17 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def _writable(folder: Path) -> bool:
+    """Whether OpenVINO may keep what it compiles in `folder` (it fails to load a network at all
+    when it cannot write there): a read-only cache only means compiling again next time."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        log.info("OpenVINO's compiled networks are not kept in %s: %s", folder, exc)
+        return False
+    return os.access(folder, os.W_OK)
 
 
 @dataclass(frozen=True)
@@ -45,7 +60,7 @@ class OpenVinoSession:
                   "ENABLE_CPU_PINNING": False}
         if precision == "f32":
             config["INFERENCE_PRECISION_HINT"] = "f32"
-        if compiled is not None:
+        if compiled is not None and _writable(compiled):
             config["CACHE_DIR"] = str(compiled)
         self._model = openvino.Core().compile_model(str(path), "CPU", config)
         self.precision = self._model.get_property("INFERENCE_PRECISION_HINT").to_string()

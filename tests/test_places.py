@@ -83,6 +83,16 @@ def test_the_runtime_chosen_is_remembered_so_a_later_process_does_not_probe(tagg
                        atol=1e-5)
 
 
+def test_a_cache_openvino_cannot_write_to_only_means_compiling_again(tagger, tmp_path):
+    from models.openvino_session import OpenVinoSession
+
+    blocked = tmp_path / "a file where the folder would go"
+    blocked.write_text("")
+    built = OpenVinoSession(tagger.path, 1, "f32", blocked / "openvino-compiled")
+    batch = places.preprocess(_image("000000000139.jpg"))[None]
+    assert built.run(None, {"images": batch})[0].shape == (1, 365)
+
+
 def test_every_place_has_a_wordnet_sense_and_a_side():
     classes = places.classes()
     assert len(classes) == 365
