@@ -47,8 +47,10 @@ class TextReader:
         threads: int | None = None,
         cache_dir: Path | None = None,
     ) -> None:
+        import rapidocr_onnxruntime
         from rapidocr_onnxruntime import RapidOCR
 
+        self.path = Path(rapidocr_onnxruntime.__file__).parent / "models"  # its networks
         self.min_confidence = float(min_confidence)
         self.use_cls = use_cls
         self._ocr = RapidOCR(

@@ -10,7 +10,8 @@ log = logging.getLogger(__name__)
 def run(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
     detectors for their runtime, the frame and place taggers, the activity classifier and the
-    text embedder to ONNX, so the first ingest is quick. Without the object detector, a tagger
+    text embedder to ONNX, and choose each network's runtime for this CPU (`models/runtimes.py`),
+    so the first ingest is quick. Without the object detector, a tagger
     or the activity classifier the rest still works: setup says exactly what failed, and ingest
     tracks people and moving things only, or records no tags or activities."""
     from backend.factory import ModelSet
@@ -58,6 +59,8 @@ def run(args, settings) -> dict:
              "frames get no place tags"),
             ("activity classifier", settings.activities_enabled, video_actions.exported,
              lambda: models.video_actions, "videos get no activities"),
+            # Its networks come with RapidOCR; building it here probes their runtime once.
+            ("text reader", True, None, lambda: models.ocr, "on-screen text is not read"),
             ("text embedder", True, None, lambda: models.embedder,
              "nothing can be embedded, so neither ingest nor memory works")):
         if not on:
