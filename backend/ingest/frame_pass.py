@@ -122,7 +122,8 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
             pending = objects_pool.submit(things.track, frame) if objects_pool is not None \
                 and _changed(t, thumb, last_objects, settings.objects_change) else None
             mark = time.perf_counter()
-            if _changed(t, thumb, last_people, settings.people_change):
+            people_ran = _changed(t, thumb, last_people, settings.people_change)
+            if people_ran:
                 last_people = (t, thumb, tracker.track(frame))
                 evidence.people_frames += 1
             detections = exits(t, last_people[2])
@@ -148,7 +149,9 @@ def scan(source: Path, meta: decode.VideoMeta, settings: Settings, models: Model
                 evidence.seconds["objects"] += time.perf_counter() - mark
             picture.add(frame)
             gains = colours.white_patch(frame)
-            for d in detections + seen:
+            # Boxes are measured where their detector ran: in between, they stand for a picture
+            # that barely changed, and measuring them again only repeated the same votes.
+            for d in (detections if people_ran else []) + (seen if pending is not None else []):
                 if (measured := _colours(frame, d, gains)) is not None:
                     evidence.colours[d.track_id].append(measured)
             held = _Held(index, t, frame, detections, seen, gains, looked)
