@@ -241,16 +241,33 @@ def launch(settings: config.Settings, *, port: int | None = None,
     # A server killed mid-ingest (kill -9, power cut) left a staging copy of the upload behind.
     Library(settings.home).clean_leftovers()
     demo = build(settings).queue(default_concurrency_limit=ANSWER_CONCURRENCY)
-    demo.launch(server_name=settings.host, server_port=port or settings.port, share=settings.share,
-                auth=login(settings),
-                max_file_size=f"{settings.max_upload_mb}mb",
-                # Only the video folders, and there only media (see media_route.py): memory,
-                # replay counts, sessions, video.db and staging stay unreachable.
-                allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
-                app_kwargs={"middleware": [Middleware(LoginWall),
-                                           Middleware(MediaOnlyUnderHome, home=settings.home),
-                                           Middleware(NoApiInfoBeforeLogin),
-                                           Middleware(RecordUploads)]},
-                theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
-                prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
+    for attempt in range(1, _LAUNCH_TRIES + 1):
+        try:
+            demo.launch(server_name=settings.host, server_port=port or settings.port,
+                        share=settings.share, auth=login(settings),
+                        max_file_size=f"{settings.max_upload_mb}mb",
+                        # Only the video folders, and there only media (see media_route.py):
+                        # memory, replay counts, sessions, video.db and staging stay unreachable.
+                        allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
+                        app_kwargs={"middleware": [Middleware(LoginWall),
+                                                   Middleware(MediaOnlyUnderHome, home=settings.home),
+                                                   Middleware(NoApiInfoBeforeLogin),
+                                                   Middleware(RecordUploads)]},
+                        theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
+                        prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
+            return demo
+        except ValueError as error:
+            if _NOT_ANSWERED not in str(error) or attempt == _LAUNCH_TRIES:
+                raise
+            log.warning("the page did not answer within Gradio's 3 s at start (a busy machine?); "
+                        "starting again (%d of %d)", attempt + 1, _LAUNCH_TRIES)
+            demo.close()
     return demo
+
+
+# Gradio asks its own page once, 3 s at most, right after starting the server; where the page is
+# slower (a busy machine rendering a library of hundreds of videos: a CI run failed so) it stops
+# with advice to open a public share link, which MemoryReel never does unasked. Started again
+# instead.
+_LAUNCH_TRIES = 3
+_NOT_ANSWERED = "When localhost is not accessible"

@@ -60,6 +60,23 @@ def test_binds_localhost_without_a_share_link(server):
     assert url.startswith("http://127.0.0.1:")
 
 
+def test_a_page_slow_to_answer_at_start_is_started_again_not_shared(tmp_path, monkeypatch):
+    """Gradio asks its own page once at start, 3 s at most, and where that times out (a busy
+    machine) stops with advice to open a public share link: the app starts again instead, on
+    localhost, and serves its page."""
+    from gradio import networking
+
+    checks = []
+    real = networking.url_ok
+    # The first check times out; later ones are Gradio's own.
+    monkeypatch.setattr(networking, "url_ok",
+                        lambda url: bool(checks.append(url)) if not checks else real(url))
+    with running_app(settings_for(tmp_path)) as (url, demo):
+        assert demo.share_url is None and demo.server_name == "127.0.0.1"
+        assert httpx.get(url, timeout=30).status_code == 200
+    assert len(checks) == 1
+
+
 @pytest.mark.parametrize("name, content, expected", [
     ("notes.txt", b"not a video", r"not a supported video type"),
     ("empty.mp4", b"", r"is empty"),
