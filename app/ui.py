@@ -262,7 +262,7 @@ def launch(settings: config.Settings, *, port: int | None = None,
             log.warning("the page did not answer within Gradio's 3 s at start (a busy machine?); "
                         "starting again (%d of %d)", attempt + 1, _LAUNCH_TRIES)
             demo.close()
-    return demo
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 # Gradio asks its own page once, 3 s at most, right after starting the server; where the page is
