@@ -6,6 +6,7 @@ The session's settings, chat and answers live in gr.State, one copy per browser 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import secrets
@@ -241,28 +242,30 @@ def launch(settings: config.Settings, *, port: int | None = None,
     # A server killed mid-ingest (kill -9, power cut) left a staging copy of the upload behind.
     Library(settings.home).clean_leftovers()
     demo = build(settings).queue(default_concurrency_limit=ANSWER_CONCURRENCY)
-    for attempt in range(1, _LAUNCH_TRIES + 1):
+    start = functools.partial(
+        demo.launch, server_name=settings.host, server_port=port or settings.port,
+        share=settings.share, auth=login(settings), max_file_size=f"{settings.max_upload_mb}mb",
+        # Only the video folders, and there only media (see media_route.py): memory, replay
+        # counts, sessions, video.db and staging stay unreachable.
+        allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
+        app_kwargs={"middleware": [Middleware(LoginWall),
+                                   Middleware(MediaOnlyUnderHome, home=settings.home),
+                                   Middleware(NoApiInfoBeforeLogin),
+                                   Middleware(RecordUploads)]},
+        theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
+        prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
+    for attempt in range(1, _LAUNCH_TRIES):
         try:
-            demo.launch(server_name=settings.host, server_port=port or settings.port,
-                        share=settings.share, auth=login(settings),
-                        max_file_size=f"{settings.max_upload_mb}mb",
-                        # Only the video folders, and there only media (see media_route.py):
-                        # memory, replay counts, sessions, video.db and staging stay unreachable.
-                        allowed_paths=[str(Library(settings.home).videos_dir.resolve())],
-                        app_kwargs={"middleware": [Middleware(LoginWall),
-                                                   Middleware(MediaOnlyUnderHome, home=settings.home),
-                                                   Middleware(NoApiInfoBeforeLogin),
-                                                   Middleware(RecordUploads)]},
-                        theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
-                        prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
+            start()
             return demo
         except ValueError as error:
-            if _NOT_ANSWERED not in str(error) or attempt == _LAUNCH_TRIES:
+            if _NOT_ANSWERED not in str(error):
                 raise
             log.warning("the page did not answer within Gradio's 3 s at start (a busy machine?); "
                         "starting again (%d of %d)", attempt + 1, _LAUNCH_TRIES)
             demo.close()
-    raise AssertionError("unreachable: the last try returns or raises")
+    start()  # the last try: its error, if any, is the user's to see
+    return demo
 
 
 # Gradio asks its own page once, 3 s at most, right after starting the server; where the page is

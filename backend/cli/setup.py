@@ -11,9 +11,9 @@ def run(args, settings) -> dict:
     """Assemble the offline model files once (verified by sha256), export the person and object
     detectors for their runtime, the frame and place taggers, the activity classifier and the
     text embedder to ONNX, and choose each network's runtime for this CPU (`models/runtimes.py`),
-    so the first ingest is quick. Without the object detector, a tagger
-    or the activity classifier the rest still works: setup says exactly what failed, and ingest
-    tracks people and moving things only, or records no tags or activities."""
+    so the first ingest is quick. Without the object detector, a tagger or the activity
+    classifier the rest still works: setup says exactly what failed, and ingest tracks people
+    and moving things only, or records no tags or activities."""
     from backend.factory import ModelSet
     from models import coco, weights, wheel_weights
     from models.tracker import Tracker
