@@ -4,6 +4,7 @@ and remembered beside the export; every way gives the same outputs in float32.""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -82,6 +83,14 @@ def _choice_key(threads: int, probe: tuple[int, ...], precision: str) -> str:
     machine may name only "Intel Xeon"), the runtimes' versions, the threads and the input."""
     import onnxruntime
 
+    openvino = f", openvino {_openvino_version()} {precision}" if openvino_session.available() else ""
+    return (f"{_cpu()}, onnxruntime {onnxruntime.__version__}{openvino}, {threads} threads, "
+            f"input {'x'.join(map(str, probe))}")
+
+
+@functools.cache
+def _cpu() -> str:
+    """This CPU's name and a digest of its instruction sets, read once a process."""
     cpu = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -91,10 +100,7 @@ def _choice_key(threads: int, probe: tuple[int, ...], precision: str) -> str:
     except OSError:  # not Linux: the machine's architecture is all that is known
         cpu["model name"] = platform.machine()
     flags = hashlib.sha256(cpu.get("flags", "").encode()).hexdigest()[:12]
-    openvino = f", openvino {_openvino_version()} {precision}" if openvino_session.available() else ""
-    return (f"{cpu.get('model name', platform.machine())} (flags {flags}), onnxruntime "
-            f"{onnxruntime.__version__}{openvino}, {threads} threads, input "
-            f"{'x'.join(map(str, probe))}")
+    return f"{cpu.get('model name', platform.machine())} (flags {flags})"
 
 
 def _openvino_version() -> str:
