@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 
 
@@ -18,6 +19,16 @@ class Interrupted(KeyboardInterrupt):
 
 
 _pressed = threading.Event()
+
+
+def _unraisable(hook):
+    """`hook`, except that our Interrupted raised in a `__del__` or a weakref callback is not
+    printed as "Exception ignored ... Traceback": `check` raises it again where it can end the
+    command, and the user sees our one-line message only."""
+    def quiet(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
+            hook(unraisable)
+    return quiet
 
 
 def _on_sigint(signum, frame) -> None:
@@ -36,9 +47,11 @@ def handled():
         return
     _pressed.clear()
     previous = signal.signal(signal.SIGINT, _on_sigint)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         # None: the handler was set outside Python; the default is the nearest we can restore.
         signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
