@@ -217,8 +217,8 @@ def _press(how: str, tmp_path, **popen) -> subprocess.CompletedProcess:
 def test_ctrl_c_wherever_a_library_catches_it_ends_the_command_with_130(how, tmp_path):
     """A KeyboardInterrupt that passed through code an extension ran (PyRun_String) made the
     interpreter kill itself with SIGINT after our message (status -2); one raised in a
-    `__del__` was dropped and the ingest ran on to its end (status 0), and then printed as
-    "Exception ignored ... Traceback" before our message."""
+    `__del__` was dropped and the ingest ran on to its end (status 0); once `check` ended it,
+    Python still printed it as "Exception ignored ... Traceback" before our message."""
     done = _press(how, tmp_path)
     assert done.returncode == 130, done.stderr[-2000:]
     assert "Interrupted (Ctrl-C): `ingest` stopped" in done.stderr
