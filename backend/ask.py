@@ -5,7 +5,9 @@ semantic and procedural memory (rating the question only when that can change wh
 replayed) -> ask the distilled model where the video was distilled (parametric memory) -> plan
 with the tools -> validate the answer and learn from it. Learning's LLM calls
 are counted apart from answering's, and with `learn_now=False` they wait until the caller has
-shown the answer (`Answer.learn()`), so learning never delays it.
+shown the answer (`Answer.learn()`), so learning never delays it; nor, on a model of this
+machine, the next question: learning gives way to any question being answered
+(backend/giving_way.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from backend.agent import graph_tool
 from backend.agent.graph_tool import GraphTool
 from backend.agent.tools import DocumentTool, RecallTool, ToolContext, sub_task_tools
 from backend.answer import Answer, Cost, Lesson, MemoryTrace, Step
+from backend import giving_way
 from backend.config import Settings
 from backend.factory import embedder_for, llm_for, parametric_llm
 from backend.inputs import check_length
@@ -63,6 +66,19 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
     history: earlier (question, answer) turns of this chat, oldest first.
     learn_now: False leaves learning to `Answer.learn()`, for callers that show the answer first.
     """
+    with giving_way.answering():
+        answer = _answer(video_id, question, settings, options=options, n_solutions=n_solutions,
+                         llm=llm, embedder=embedder, document=document, history=history,
+                         memory=memory, on_step=on_step)
+    if learn_now:
+        answer.learn()
+    return answer
+
+
+def _answer(video_id: str, question: str, settings: Settings, *, options: list[str] | None,
+            n_solutions: int | None, llm: ChatModel | None, embedder: Embedder | None,
+            document: tuple[str, str] | None, history: list[tuple[str, str]] | None,
+            memory: MemoryOptions | None, on_step: Callable[[Node], None] | None) -> Answer:
     check_length(question)
     entry = Library(settings.home).get(video_id)
     started = time.monotonic()
@@ -156,8 +172,6 @@ def ask(video_id: str, question: str, settings: Settings, *, options: list[str] 
                     memory=trace, confidence=confidence)
     if memory.learn:
         answer.pending_learning = lambda: _learn(answer, memory, vector, store, ctx)
-        if learn_now:
-            answer.learn()
     return answer
 
 
@@ -207,7 +221,7 @@ def _learn(answer: Answer, memory: MemoryOptions, vector, store: MemoryStore,
            ctx: ToolContext) -> Lesson:
     if not answer.answered:
         return Lesson(verdict="skipped", reason="not answered")
-    learning = replace(ctx, usage=Usage())
+    learning = replace(ctx, usage=Usage(), llm=giving_way.GivingWay(ctx.llm))
     started = time.monotonic()
     try:
         lesson = learn(answer, answer.memory.task_type, vector, store, learning, memory)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from backend import giving_way
 from backend.inputs import check_length
 from backend.agent.library_tool import LibraryTool
 from backend.agent.planner import GivenStep, Planner
@@ -28,6 +29,7 @@ from models.protocols import ChatModel, Embedder
 LIBRARY = "library"  # the Answer's video_id when it speaks of the whole library
 
 
+@giving_way.answering()
 def ask_library(question: str, settings: Settings, *, options: list[str] | None = None,
                 n_solutions: int | None = None, llm: ChatModel | None = None,
                 embedder: Embedder | None = None,

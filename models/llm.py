@@ -11,9 +11,13 @@ callers catch those and never see an `openai` exception.
 from __future__ import annotations
 
 import copy
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
@@ -64,6 +68,10 @@ class LLMRefused(LLMError):
     """The model refused, a content filter stopped it, or it ended for an unexpected reason."""
 
 
+class LLMStopped(LLMError):
+    """The caller stopped the call (its `stop` event was set) before the reply was complete."""
+
+
 class ChatModel(Protocol):
     name: str
 
@@ -110,59 +118,95 @@ class OpenAIChat:
         self.model = model
         self.timeout = timeout
         self.name = model
+        # A server on this machine shares its cores between calls: one call can slow another.
+        self.local = urlsplit(base_url).hostname in ("127.0.0.1", "localhost", "::1")
 
     def complete(self, messages: list[dict], *, response_model: type[BaseModel] | None = None,
-                 max_tokens: int = 512, temperature: float = 0.0, logprobs: bool = False) -> Reply:
-        """logprobs: also the log-probability of each generated token (`Reply.token_logprobs`)."""
+                 max_tokens: int = 512, temperature: float = 0.0, logprobs: bool = False,
+                 stop: threading.Event | None = None) -> Reply:
+        """logprobs: also the log-probability of each generated token (`Reply.token_logprobs`).
+        stop: set by another thread, ends the call with LLMStopped at the next token: the reply
+        is streamed and its connection closed, which a llama.cpp server takes as a cancel."""
         kwargs: dict[str, Any] = {"logprobs": True} if logprobs else {}
         if response_model is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": response_model.__name__, "schema": strict_schema(response_model),
                 "strict": True}}
         start = time.perf_counter()
-        response = self._call(messages, max_tokens, temperature, kwargs)
+        if stop is None:
+            done = self._completed(self._call(messages, max_tokens, temperature, kwargs))
+        else:
+            done = self._streamed(messages, max_tokens, temperature, kwargs, stop)
         seconds = time.perf_counter() - start
 
-        try:
-            choice = response.choices[0]
-            message, finish = choice.message, choice.finish_reason
-            text = message.content or ""
-        except Exception:  # noqa: BLE001 - any shape that is not a chat completion
-            raise LLMBadReply(f"{self.name} at {self.base_url} sent something that is not a chat "
-                              f"completion: {_excerpt(_dump(response))}") from None
-        if getattr(message, "refusal", None):
-            raise LLMRefused(f"{self.name} refused: {_excerpt(message.refusal)}")
-        if finish not in (None, "stop", "length"):
-            raise LLMRefused(f"{self.name} stopped with finish_reason={finish!r}"
+        text = done.text
+        if done.refusal:
+            raise LLMRefused(f"{self.name} refused: {_excerpt(done.refusal)}")
+        if done.finish not in (None, "stop", "length"):
+            raise LLMRefused(f"{self.name} stopped with finish_reason={done.finish!r}"
                              + (f" after {_excerpt(text)}" if text else ""))
         if not text.strip():
-            raise LLMBadReply(f"{self.name} sent an empty reply (finish_reason={finish!r}).")
+            raise LLMBadReply(f"{self.name} sent an empty reply (finish_reason={done.finish!r}).")
 
-        usage = getattr(response, "usage", None)
+        usage = done.usage
         reply = Reply(text=text, parsed=None, usage=Usage(
             calls=1, seconds=seconds,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0)))
         if logprobs:
-            tokens = getattr(getattr(choice, "logprobs", None), "content", None) or []
-            reply.token_logprobs = [float(t.logprob) for t in tokens]
+            reply.token_logprobs = done.logprobs
         if response_model is not None:
             try:
                 reply.parsed = response_model.model_validate_json(text)
             except ValidationError as exc:
-                cut = " (cut off at max_tokens)" if finish == "length" else ""
+                cut = " (cut off at max_tokens)" if done.finish == "length" else ""
                 raise LLMBadReply(
                     f"{self.name} reply is not a valid {response_model.__name__}{cut}: "
                     f"{exc.errors()[0].get('msg', exc)}; reply was {_excerpt(text)}") from None
         return reply
 
-    def _call(self, messages, max_tokens, temperature, kwargs):
-        openai = self._openai
-        where = f"{self.name} at {self.base_url}"
+    def _completed(self, response: Any) -> "_Done":
         try:
+            choice = response.choices[0]
+            message = choice.message
+            return _Done(text=message.content or "", finish=choice.finish_reason,
+                         refusal=getattr(message, "refusal", None),
+                         usage=getattr(response, "usage", None),
+                         logprobs=_logprobs(getattr(choice, "logprobs", None)))
+        except Exception:  # noqa: BLE001 - any shape that is not a chat completion
+            raise LLMBadReply(f"{self.name} at {self.base_url} sent something that is not a chat "
+                              f"completion: {_excerpt(_dump(response))}") from None
+
+    def _streamed(self, messages, max_tokens, temperature, kwargs, stop: threading.Event) -> "_Done":
+        """The reply read chunk by chunk, so that `stop` can end it between two tokens."""
+        done = _Done(text="", finish=None, refusal=None, usage=None, logprobs=[])
+        stream = self._call(messages, max_tokens, temperature,
+                            {**kwargs, "stream": True, "stream_options": {"include_usage": True}})
+        with stream, self._errors():
+            for chunk in stream:
+                if stop.is_set():
+                    raise LLMStopped(f"{self.name} at {self.base_url}: call stopped by the caller")
+                done.usage = getattr(chunk, "usage", None) or done.usage
+                for choice in (chunk.choices or [])[:1]:
+                    done.text += choice.delta.content or ""
+                    done.refusal = getattr(choice.delta, "refusal", None) or done.refusal
+                    done.finish = choice.finish_reason or done.finish
+                    done.logprobs += _logprobs(getattr(choice, "logprobs", None))
+        return done
+
+    def _call(self, messages, max_tokens, temperature, kwargs):
+        with self._errors():
             return self._client.chat.completions.create(
                 model=self.model, messages=messages, max_tokens=max_tokens,
                 temperature=temperature, **kwargs)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """openai's exceptions as our LLMError subclasses, with a message a user can read."""
+        openai = self._openai
+        where = f"{self.name} at {self.base_url}"
+        try:
+            yield
         except openai.APITimeoutError:  # subclass of APIConnectionError: test it first
             raise LLMTimeout(f"{where} did not answer within {self.timeout:g} s.") from None
         except openai.APIConnectionError as exc:
@@ -174,6 +218,21 @@ class OpenAIChat:
             raise LLMBadReply(f"{where} sent a malformed reply: {exc}") from None
         except ValueError as exc:  # e.g. a JSON content type with a body that is not JSON
             raise LLMBadReply(f"{where} sent a reply that is not valid JSON: {exc}") from None
+
+
+@dataclass
+class _Done:
+    """What a reply said, whether it came whole or streamed."""
+
+    text: str
+    finish: str | None
+    refusal: str | None
+    usage: Any  # the reply's `usage`, when the server sent one
+    logprobs: list[float]
+
+
+def _logprobs(logprobs: Any) -> list[float]:
+    return [float(t.logprob) for t in (getattr(logprobs, "content", None) or [])]
 
 
 def _dump(response: Any) -> str:

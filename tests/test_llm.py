@@ -14,8 +14,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from backend.giving_way import GivingWay, answering
 from models.llama_server import EmbeddedServer, get_embedded
-from models.llm import (LLMBadReply, LLMRefused, LLMTimeout, LLMUnavailable, OpenAIChat,
+from models.llm import (LLMBadReply, LLMRefused, LLMStopped, LLMTimeout, LLMUnavailable, OpenAIChat,
                         Usage)
 from models.weights import qwen_gguf
 from tests.fakes import base_url, chat_completion, serving
@@ -178,3 +179,82 @@ def test_slow_endpoint_times_out(fake):
     with pytest.raises(LLMTimeout, match="1 s"):
         fake(200, "application/json", _completion("late"), delay=3.0).complete(HI)
     assert time.perf_counter() - start < 2.5
+
+
+# --- a call stopped by its caller, and learning that gives way to questions ---
+
+COUNT = [{"role": "user", "content": "Count from 1 to 100, one number per line."}]
+YES = [{"role": "user", "content": "Say yes."}]
+
+
+def _counted(reply) -> bool:
+    """A whole count, not the piece of one that a stopped call had streamed."""
+    return reply.text.split()[:3] == ["1", "2", "3"] and len(reply.text.split()) >= 50
+
+
+def test_a_streamed_reply_gives_the_same_answer_and_its_usage(server):
+    client = server.client()
+    messages = [{"role": "system", "content": "Classify the thing the user names. Reply in JSON "
+                                              "with answer (one word), confidence and kind."},
+                {"role": "user", "content": "A horse."}]
+    whole = client.complete(messages, response_model=Verdict, max_tokens=80)
+    streamed = client.complete(messages, response_model=Verdict, max_tokens=80,
+                               stop=threading.Event())
+    assert streamed.parsed.kind == whole.parsed.kind == "animal", streamed.text
+    assert streamed.usage.prompt_tokens == whole.usage.prompt_tokens > 0
+    assert streamed.usage.completion_tokens > 0 and streamed.usage.calls == 1
+
+
+def test_a_call_stopped_mid_reply_ends_and_frees_the_server(server):
+    client, stop, ended = server.client(), threading.Event(), []
+
+    def count() -> None:
+        try:
+            client.complete(COUNT, max_tokens=300, stop=stop)
+            ended.append("finished")
+        except LLMStopped:
+            ended.append("stopped")
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    time.sleep(1.0)
+    stop.set()
+    worker.join(timeout=60)
+    assert ended == ["stopped"]
+    assert client.complete(YES, max_tokens=4).text
+
+
+def test_learning_waits_while_a_question_is_answered_and_gives_way_to_one(server, caplog):
+    client, replies = server.client(), []
+    learning = GivingWay(client)
+    assert client.local and learning.name == client.name
+
+    def learn(messages, max_tokens) -> None:
+        replies.append(learning.complete(messages, max_tokens=max_tokens))
+
+    with answering():
+        waiting = threading.Thread(target=learn, args=(YES, 4))
+        waiting.start()
+        waiting.join(timeout=2.0)
+        assert waiting.is_alive() and not replies  # no call while a question is answered
+    waiting.join(timeout=60)
+    assert len(replies) == 1 and replies[0].text
+
+    caplog.set_level("INFO", logger="backend.giving_way")
+    replies.clear()
+    stopped = threading.Thread(target=learn, args=(COUNT, 300))
+    stopped.start()
+    time.sleep(1.0)  # learning's reply is under way ...
+    with answering():  # ... when a question arrives: the question's call goes first
+        question = client.complete(YES, max_tokens=4)
+        assert not replies
+    stopped.join(timeout=120)
+    assert question.text and len(replies) == 1 and _counted(replies[0]), replies[0].text
+    assert "gave way to a question" in caplog.text
+
+
+def test_a_remote_model_is_not_held_back(fake):
+    remote = fake(200, "application/json", _completion("fine"))
+    remote.local = False  # the stub listens on this machine; a real remote one does not
+    with answering():
+        assert GivingWay(remote).complete(HI).text == "fine"
