@@ -48,8 +48,8 @@ def ingest_upload(file_path: str | None, settings: Settings,
 def answer_question(video_id: str | None, question: str | None, options_text: str | None,
                     settings: Settings, *, history: list[tuple[str, str]] | None = None,
                     on_step=None) -> dict:
-    """One answer as the dict `Answer.as_dict()` gives, learning included; LLM faults read
-    'could not answer: ...'."""
+    """One answer as the dict `Answer.as_dict()` gives, learning included (learning waits for
+    other questions being answered, backend/giving_way.py); LLM faults read 'could not answer: ...'."""
     return answer_first(video_id, question, options_text, settings, history=history,
                         on_step=on_step, learn_now=True).as_dict()
 
