@@ -58,10 +58,13 @@ def cost_note(answer: dict) -> str:
     usage = answer.get("usage") or {}
     if not usage:
         return ""
-    text = (f"**{usage.get('llm_calls', 0)} LLM calls** · {usage.get('prompt_tokens', 0)} prompt + "
-            f"{usage.get('completion_tokens', 0)} completion tokens · "
-            f"{usage.get('llm_seconds', 0):.1f} s in the LLM, "
-            f"{usage.get('other_seconds', 0):.1f} s elsewhere")
+    cached, reading = usage.get("cached_tokens") or 0, usage.get("prompt_seconds") or 0
+    text = (f"**{usage.get('llm_calls', 0)} LLM calls** · {usage.get('prompt_tokens', 0)} prompt"
+            + (f" ({cached} from the server's cache)" if cached else "")
+            + f" + {usage.get('completion_tokens', 0)} completion tokens · "
+            f"{usage.get('llm_seconds', 0):.1f} s in the LLM"
+            + (f" ({reading:.1f} s reading prompts)" if reading else "")
+            + f", {usage.get('other_seconds', 0):.1f} s elsewhere")
     learned = ((answer.get("memory") or {}).get("learned") or {}).get("usage") or {}
     if learned.get("llm_calls"):
         text += (f"\n\nLearning afterwards: {learned['llm_calls']} LLM calls, "

@@ -21,7 +21,7 @@ from app.login_page import NoApiInfoBeforeLogin
 from app.login_wall import LoginWall
 from app.media_route import MediaOnlyUnderHome
 from app.uploads import RecordUploads
-from backend import config
+from backend import config, warm_up
 from backend.library import Library
 
 
@@ -253,18 +253,22 @@ def launch(settings: config.Settings, *, port: int | None = None,
                                    Middleware(NoApiInfoBeforeLogin),
                                    Middleware(RecordUploads)]},
         theme=theme(), css=css(), js=js(), footer_links=["api"], show_error=False,
-        prevent_thread_lock=prevent_thread_lock, quiet=prevent_thread_lock)
-    for attempt in range(1, _LAUNCH_TRIES):
+        prevent_thread_lock=True, quiet=prevent_thread_lock)
+    for attempt in range(1, _LAUNCH_TRIES + 1):
         try:
             start()
-            return demo
+            break
         except ValueError as error:
-            if _NOT_ANSWERED not in str(error):
-                raise
+            if _NOT_ANSWERED not in str(error) or attempt == _LAUNCH_TRIES:
+                raise  # the last try's error is the user's to see
             log.warning("the page did not answer within Gradio's 3 s at start (a busy machine?); "
                         "starting again (%d of %d)", attempt + 1, _LAUNCH_TRIES)
             demo.close()
-    start()  # the last try: its error, if any, is the user's to see
+    # Once the page is up (its start must not compete for the cores), the model reads its
+    # prompts' openings while the user picks a video (backend/warm_up.py).
+    warm_up.begin(settings)
+    if not prevent_thread_lock:
+        demo.block_thread()
     return demo
 
 

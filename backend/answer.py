@@ -59,6 +59,8 @@ class Cost:
     completion_tokens: int = 0
     llm_seconds: float = 0.0
     other_seconds: float | None = None  # outside the LLM; learning does not report it
+    cached_tokens: int = 0       # of prompt_tokens, taken from the server's cache (models.llm)
+    prompt_seconds: float = 0.0  # of llm_seconds, reading prompts; 0 where the server does not say
 
     @classmethod
     def of(cls, usage: Usage, started: float, *, other: bool = True) -> Cost:
@@ -66,7 +68,9 @@ class Cost:
         total = time.monotonic() - started
         return cls(llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens,
                    completion_tokens=usage.completion_tokens, llm_seconds=round(usage.seconds, 2),
-                   other_seconds=round(max(0.0, total - usage.seconds), 2) if other else None)
+                   other_seconds=round(max(0.0, total - usage.seconds), 2) if other else None,
+                   cached_tokens=usage.cached_tokens,
+                   prompt_seconds=round(usage.prompt_seconds, 2))
 
     def as_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None}

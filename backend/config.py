@@ -336,6 +336,11 @@ class Settings:
                             "Context length of the embedded server, in tokens.")
     llm_threads: int = _setting("MEMORYREEL_LLM_THREADS", os.cpu_count() or 2, int,
                                 "CPU threads of the embedded server.")
+    llm_warm_up: bool = _setting(
+        "MEMORYREEL_LLM_WARM_UP", True, bool,
+        "Read the fixed openings of the prompts into a model of this machine (the embedded one, "
+        "or a local endpoint) when the app starts and before an eval's first question "
+        "(backend/warm_up.py); never for a remote endpoint.")
 
     # --- planner ---
     agent: AgentKind = _setting(

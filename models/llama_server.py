@@ -45,7 +45,8 @@ from pathlib import Path
 from models.llm import LLMBadReply, LLMError, LLMUnavailable, OpenAIChat
 
 _CACHE: dict[tuple, "EmbeddedServer"] = {}
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()       # guards _CACHE
+_STARTING = threading.Lock()   # held while a server starts
 _START_TIMEOUT_S = 180.0
 
 
@@ -153,15 +154,26 @@ def get_embedded(model_path: Path, n_ctx: int = 8192, threads: int = 2,
     key = (str(Path(model_path).resolve()), n_ctx, threads,
            str(Path(mmproj_path).resolve()) if mmproj_path else "",
            str(Path(lora_path).resolve()) if lora_path else "")
+    running = _running(key)
+    if running is not None:
+        return running
+    # One start at a time (seconds): a second thread asking at once, e.g. a question beside the
+    # app's warm-up, waits for that server instead of starting one of its own.
+    with _STARTING:
+        running = _running(key)
+        if running is not None:
+            return running
+        server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads,
+                                mmproj_path=mmproj_path, lora_path=lora_path)
+        with _LOCK:
+            _CACHE[key] = server
+        return server
+
+
+def _running(key: tuple) -> EmbeddedServer | None:
     with _LOCK:
         server = _CACHE.get(key)
-    if server is not None and server.running:
-        return server
-    server = EmbeddedServer(Path(model_path), n_ctx=n_ctx, threads=threads, mmproj_path=mmproj_path,
-                            lora_path=lora_path)
-    with _LOCK:
-        _CACHE[key] = server
-    return server
+    return server if server is not None and server.running else None
 
 
 def _free_port(host: str) -> int:

@@ -32,12 +32,18 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    # Of prompt_tokens, those the server took from its cache instead of reading them anew
+    # (`usage.prompt_tokens_details.cached_tokens`, sent by OpenAI and llama.cpp alike).
+    cached_tokens: int = 0
+    # Of seconds, those the server spent reading the prompt: on a CPU an answer's time is
+    # reading plus writing, and which half dominates decides what to cut. llama.cpp reports it
+    # (`timings.prompt_ms`); 0 where a server does not say.
+    prompt_seconds: float = 0.0
 
     def add(self, other: "Usage") -> None:
-        self.calls += other.calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.seconds += other.seconds
+        for name in ("calls", "prompt_tokens", "completion_tokens", "seconds", "cached_tokens",
+                     "prompt_seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 @dataclass
@@ -148,11 +154,7 @@ class OpenAIChat:
         if not text.strip():
             raise LLMBadReply(f"{self.name} sent an empty reply (finish_reason={done.finish!r}).")
 
-        usage = done.usage
-        reply = Reply(text=text, parsed=None, usage=Usage(
-            calls=1, seconds=seconds,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0)))
+        reply = Reply(text=text, parsed=None, usage=_usage(done, seconds))
         if logprobs:
             reply.token_logprobs = done.logprobs
         if response_model is not None:
@@ -172,6 +174,7 @@ class OpenAIChat:
             return _Done(text=message.content or "", finish=choice.finish_reason,
                          refusal=getattr(message, "refusal", None),
                          usage=getattr(response, "usage", None),
+                         timings=_timings(response),
                          logprobs=_logprobs(getattr(choice, "logprobs", None)))
         except Exception:  # noqa: BLE001 - any shape that is not a chat completion
             raise LLMBadReply(f"{self.name} at {self.base_url} sent something that is not a chat "
@@ -179,7 +182,7 @@ class OpenAIChat:
 
     def _streamed(self, messages, max_tokens, temperature, kwargs, stop: threading.Event) -> "_Done":
         """The reply read chunk by chunk, so that `stop` can end it between two tokens."""
-        done = _Done(text="", finish=None, refusal=None, usage=None, logprobs=[])
+        done = _Done(text="", finish=None, refusal=None, usage=None, timings=None, logprobs=[])
         stream = self._call(messages, max_tokens, temperature,
                             {**kwargs, "stream": True, "stream_options": {"include_usage": True}})
         with stream, self._errors():
@@ -187,6 +190,7 @@ class OpenAIChat:
                 if stop.is_set():
                     raise LLMStopped(f"{self.name} at {self.base_url}: call stopped by the caller")
                 done.usage = getattr(chunk, "usage", None) or done.usage
+                done.timings = _timings(chunk) or done.timings
                 for choice in (chunk.choices or [])[:1]:
                     done.text += choice.delta.content or ""
                     done.refusal = getattr(choice.delta, "refusal", None) or done.refusal
@@ -228,7 +232,24 @@ class _Done:
     finish: str | None
     refusal: str | None
     usage: Any  # the reply's `usage`, when the server sent one
+    timings: dict | None  # llama.cpp's own figures for the call (`timings`), when sent
     logprobs: list[float]
+
+
+def _timings(reply: Any) -> dict | None:
+    """llama.cpp's `timings`, a field outside OpenAI's schema that openai keeps as an extra."""
+    timings = (getattr(reply, "model_extra", None) or {}).get("timings")
+    return timings if isinstance(timings, dict) else None
+
+
+def _usage(done: _Done, seconds: float) -> Usage:
+    usage, timings = done.usage, done.timings or {}
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(calls=1, seconds=seconds,
+                 prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                 completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                 cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+                 prompt_seconds=float(timings.get("prompt_ms") or 0.0) / 1000)
 
 
 def _logprobs(logprobs: Any) -> list[float]:

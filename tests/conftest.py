@@ -15,6 +15,10 @@ import pytest
 from backend import config
 from tests.fakes import base_url, send, serving
 
+# The app reads its prompts' openings into the model at every start (backend/warm_up.py): tens of
+# seconds of both cores beside each test's own work. Off here; tests/test_warm_up.py turns it on.
+os.environ.setdefault("MEMORYREEL_LLM_WARM_UP", "0")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMORYREEL_SHARED", REPO.parent / "shared"))
 VIDEOS = SHARED / "videos"

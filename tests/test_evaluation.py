@@ -18,7 +18,7 @@ import pytest
 from backend.answer import Cost, Lesson, MemoryTrace, ReplayedEntry
 from backend.cli import main
 from backend.errors import InputError, NotFoundError
-from backend.evaluation import ablation, scoring
+from backend.evaluation import ablation, report, scoring
 from backend.evaluation.agent_bench import agent_bench
 from backend.evaluation.questions import read_questions, read_video_map, resolve_video
 from backend.evaluation.runner import RunConfig, load_results, memory_options, run_eval
@@ -174,6 +174,21 @@ def test_groups_count_errors_and_unanswered_as_wrong():
     assert (summary["questions"], summary["errors"], summary["unanswered"]) == (9, 1, 4)
 
 
+def test_answer_time_is_what_a_user_waits_for_at_p50_and_p90():
+    # Twenty answers shown after 1..20 s, learning after each (10 s) not counted; one error.
+    shape = {"type": "CW", "correct": True, "answered": True, "truth": 0}
+    records = [{**shape, "answer_seconds": float(s), "learn_seconds": 10.0, "seconds": s + 10.0,
+                "error": None} for s in range(1, 21)]
+    records.append({**shape, "answer_seconds": 99.0, "error": "RuntimeError: boom"})
+    assert scoring.answer_time(records) == {"n": 20, "p50": 10.0, "p90": 18.0, "max": 20.0}
+    # A run from before answer_seconds was kept: the LLM's and the other seconds.
+    assert scoring.answer_time([{"llm_seconds": 3.0, "other_seconds": 0.5, "seconds": 9.0,
+                                 "error": None}])["p50"] == 3.5
+    assert scoring.answer_time(records[-1:]) is None
+    summary = {**scoring.summarize(records[:20]), "chart": None}
+    assert "p50 10.0 s, p90 18.0 s, max 20.0 s over 20 answers" in report.text_summary(summary)
+
+
 def test_accuracy_is_given_per_stated_confidence_and_high_precision_on_its_own_line(tmp_path):
     from backend.evaluation import report
 
@@ -230,7 +245,7 @@ class FakeAgent:
         return fake_answer(
             question, options, option, tree=[{"id": 0}, {"id": 1}, {"id": 2}],
             usage=Cost(llm_calls=4, prompt_tokens=1000, completion_tokens=50, llm_seconds=2.0,
-                       other_seconds=0.5),
+                       other_seconds=0.5, cached_tokens=600, prompt_seconds=1.2),
             memory=MemoryTrace(enabled=True, k_s=2, k_p=1, complexity=0.3,
                                replayed=[_replayed("semantic"), _replayed("procedural")],
                                learned=Lesson(verdict="valid", reason="", usage=Cost(
@@ -268,6 +283,8 @@ def test_a_run_writes_one_record_per_question_in_seeded_order(tmp_path):
             3, 2, {"semantic": 1, "procedural": 1})
         assert (r["learn_llm_calls"], r["learn_prompt_tokens"], r["learn_verdict"]) == (
             1, 300, "valid")
+        assert (r["cached_tokens"], r["prompt_seconds"]) == (600, 1.2)
+        assert r["seconds"] == round(r["answer_seconds"] + r["learn_seconds"], 2)
     right = sum(r["correct"] for r in records)
     assert summary["groups"][-1]["correct"] == right
     assert summary["cost_per_answer"]["llm_calls"] == 4.0
@@ -499,6 +516,10 @@ def test_evaluates_two_dev_questions_with_the_embedded_model(tmp_path, monkeypat
             assert r["learn_verdict"] == "skipped"
         assert r["correct"] == (r["predicted"] == r["truth"])
         assert r["tree_size"] >= 2
+        # The embedded server says how much of each prompt its cache held and how long it read.
+        assert 0 <= r["cached_tokens"] <= r["prompt_tokens"]
+        assert 0 <= r["prompt_seconds"] <= r["llm_seconds"]
+        assert 0 < r["answer_seconds"] <= r["seconds"]
     # Both are routed to code by their words (the count in the first frame, the walking
     # direction); each record keeps the path its answer took, and a miss its failure class.
     direction = next(r for r in records if "which way" in r["question"])
@@ -507,6 +528,9 @@ def test_evaluates_two_dev_questions_with_the_embedded_model(tmp_path, monkeypat
         assert (r["failure"] is None) == r["correct"], r
         assert r["correct"] or r["failure"] in ("perception", "reading", "routing", "budget")
     assert summary["groups"][-1]["correct"] == sum(r["correct"] for r in records)
+    if any(r["llm_calls"] for r in records):  # the first call reads the system prompt anew
+        assert sum(r["prompt_seconds"] for r in records) > 0
+    assert summary["answer_time"]["n"] == 2
     assert summary["unanswered"] == sum(not r["answered"] for r in records)
     assert summary["run"]["model"].startswith("Qwen2.5-Coder-0.5B")
     assert (out / "memory").is_dir(), "the run learns into its own memory folder"

@@ -6,6 +6,7 @@ import gradio as gr
 import pytest
 
 from app import handlers
+from app.answer_view import cost_note
 from tests.conftest import settings_for
 
 CLIP = "mot15_TUD-Campus.mp4"
@@ -104,3 +105,14 @@ def test_an_upload_of_the_wrong_type_is_refused_in_its_status_line(tmp_path):
     # The library's cards, chooser, note and ids are left as they were.
     assert len(library) == handlers._LIBRARY_OUTPUTS
     assert all(isinstance(o, type(gr.skip())) for o in library)
+
+
+def test_the_cost_note_says_what_the_server_read_anew_and_for_how_long():
+    usage = {"llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 40, "llm_seconds": 9.0,
+             "other_seconds": 0.3, "cached_tokens": 700, "prompt_seconds": 3.5}
+    note = cost_note({"usage": usage})
+    assert "900 prompt (700 from the server's cache) + 40 completion tokens" in note
+    assert "9.0 s in the LLM (3.5 s reading prompts), 0.3 s elsewhere" in note
+    # An endpoint that says neither (or an answer from before they were kept): nothing made up.
+    plain = cost_note({"usage": {**usage, "cached_tokens": 0, "prompt_seconds": 0.0}})
+    assert "cache" not in plain and "reading" not in plain and "9.0 s in the LLM, 0.3 s" in plain

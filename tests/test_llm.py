@@ -160,6 +160,8 @@ def test_content_that_does_not_match_the_schema_is_a_bad_reply(fake):
     reply = ok.complete(HI, response_model=Verdict)
     assert reply.parsed == Verdict(answer="cat", confidence=0.9, kind="animal")
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (5, 3)
+    # A server that says nothing of its cache or its reading time: none is made up.
+    assert (reply.usage.cached_tokens, reply.usage.prompt_seconds) == (0, 0.0)
 
 
 def test_status_codes_and_refusals(fake):
@@ -203,6 +205,23 @@ def test_a_streamed_reply_gives_the_same_answer_and_its_usage(server):
     assert streamed.parsed.kind == whole.parsed.kind == "animal", streamed.text
     assert streamed.usage.prompt_tokens == whole.usage.prompt_tokens > 0
     assert streamed.usage.completion_tokens > 0 and streamed.usage.calls == 1
+
+
+def test_usage_says_what_the_server_read_anew_and_how_long_it_read(server):
+    client = server.client()
+    # A system prompt this process has not sent before, so that its first reading is anew.
+    system = f"Visitor {time.time_ns()}. " + "Answer the question in one short sentence. " * 30
+    asked = [[{"role": "system", "content": system}, {"role": "user", "content": question}]
+             for question in ("What is a horse?", "What is a boat?", "What is a tree?")]
+    first = client.complete(asked[0], max_tokens=8).usage
+    again = client.complete(asked[1], max_tokens=8).usage
+    streamed = client.complete(asked[2], max_tokens=8, stop=threading.Event()).usage
+    assert first.cached_tokens < first.prompt_tokens / 2
+    for later in (again, streamed):  # the shared system prompt now comes from the cache
+        assert first.prompt_tokens - 20 <= later.cached_tokens < later.prompt_tokens
+    for usage in (first, again, streamed):
+        assert 0 < usage.prompt_seconds < usage.seconds
+    assert first.prompt_seconds > again.prompt_seconds  # reading 300 tokens, not 20
 
 
 def test_a_call_stopped_mid_reply_ends_and_frees_the_server(server):

@@ -278,6 +278,18 @@ def pattern_messages(task_type: str, workflows: list[str]) -> list[dict]:
                 'name no particular video. Reply as JSON: {"pattern": ...}.'}]
 
 
+def openings(tools: dict[str, str]) -> list[list[dict]]:
+    """The fixed opening of each long prompt that a question or learning from it sends, closed by
+    an empty question: read once by a server that caches prompts (backend/warm_up.py), every
+    later prompt of the family reads only what follows its opening. tools: the planner's, name
+    -> description, in the planner's order. About 2,600 tokens in all."""
+    return [planner_messages(tools, "", ["", ""], [], []),  # a multiple-choice question
+            planner_messages(tools, "", None, [], []),      # an open one
+            typed_query_messages("", ""),                   # its examples: 1,300 tokens
+            assess_messages(""),
+            validate_messages("", "", [])]
+
+
 _STANDALONE_SYSTEM = """You rewrite the user's last question about a video so that it can be
 understood without the conversation: replace words like "that", "it", "he", "after that", "the
 same" with what they refer to. The result must still be the same question, with the same

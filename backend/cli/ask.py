@@ -118,8 +118,9 @@ def print_ask(payload: dict) -> None:
             print(f"    SQL: {step['sql'][:200]}")
     _print_answer_memory(payload["memory"])
     u = payload["usage"]
-    print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt + "
-          f"{u['completion_tokens']} completion tokens, {u['llm_seconds']} s in the LLM, "
+    print(f"  {u['llm_calls']} LLM calls, {u['prompt_tokens']} prompt ({u['cached_tokens']} "
+          f"from the server's cache) + {u['completion_tokens']} completion tokens, "
+          f"{u['llm_seconds']} s in the LLM ({u['prompt_seconds']} s reading prompts), "
           f"{u['other_seconds']} s outside; {len(payload['tree'])} tree nodes")
 
 

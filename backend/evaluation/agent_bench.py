@@ -8,7 +8,6 @@ percentiles and means per agent.
 
 from __future__ import annotations
 
-import math
 import tempfile
 from collections import Counter
 from dataclasses import replace
@@ -20,6 +19,7 @@ from backend.errors import InputError
 from backend.evaluation.harness import (AnswerFigures, AskFn, Outcome, ask_one, files_in,
                                         ingest_videos, start_llm)
 from backend.evaluation.questions import choice_rows, question_labels
+from backend.evaluation.scoring import percentile
 
 
 def agent_bench(questions: Path, videos: Path, settings: Settings, n_solutions: int | None = None,
@@ -91,19 +91,14 @@ def _progress_line(agent: str, row: dict, result: dict, error: str | None) -> st
             f"{result['seconds']} s, confidence {result['confidence']} ({result['basis']})")
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 2)
-
-
 def _agent_summary(results: list[dict]) -> dict:
     n = len(results)
     mean = lambda key: round(sum(r[key] for r in results) / n, 2)  # noqa: E731
     return {"questions": n, "correct": sum(r["correct"] for r in results),
             "accuracy": round(sum(r["correct"] for r in results) / n, 3),
-            "seconds_p50": _percentile([r["seconds"] for r in results], 0.5),
-            "seconds_p95": _percentile([r["seconds"] for r in results], 0.95),
-            "llm_calls_p50": _percentile([r["llm_calls"] for r in results], 0.5),
+            "seconds_p50": percentile([r["seconds"] for r in results], 0.5),
+            "seconds_p95": percentile([r["seconds"] for r in results], 0.95),
+            "llm_calls_p50": percentile([r["llm_calls"] for r in results], 0.5),
             "llm_calls_mean": mean("llm_calls"), "prompt_tokens_mean": mean("prompt_tokens"),
             "completion_tokens_mean": mean("completion_tokens"),
             "learning_seconds_mean": mean("learning_seconds"),

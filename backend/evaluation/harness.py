@@ -41,6 +41,8 @@ class AnswerFigures:
     completion_tokens: int = 0
     llm_seconds: float = 0.0
     other_seconds: float = 0.0
+    cached_tokens: int = 0           # of prompt_tokens, from the server's cache
+    prompt_seconds: float = 0.0      # of llm_seconds, reading prompts (0: the server did not say)
     learn_calls: int = 0
     learn_prompt_tokens: int = 0
     learn_completion_tokens: int = 0
@@ -127,6 +129,7 @@ def read_answer(answer: Answer) -> AnswerFigures:
         llm_calls=answer.usage.llm_calls, prompt_tokens=answer.usage.prompt_tokens,
         completion_tokens=answer.usage.completion_tokens,
         llm_seconds=answer.usage.llm_seconds, other_seconds=answer.usage.other_seconds or 0.0,
+        cached_tokens=answer.usage.cached_tokens, prompt_seconds=answer.usage.prompt_seconds,
         learn_calls=learn_usage.llm_calls, learn_prompt_tokens=learn_usage.prompt_tokens,
         learn_completion_tokens=learn_usage.completion_tokens,
         learn_llm_seconds=learn_usage.llm_seconds,
@@ -145,10 +148,13 @@ def read_answer(answer: Answer) -> AnswerFigures:
 
 
 def start_llm(settings: Settings) -> None:
-    """Start the embedded LLM server before the first question: its start-up is no answer's time."""
+    """Start the embedded LLM server before the first question and read the prompts' openings
+    into it, as the app does at start (backend/warm_up.py): neither is any answer's time."""
     from backend.ask import check_llm
+    from backend.warm_up import warm_up
 
     check_llm(settings)
+    warm_up(settings)
 
 
 def _default_ask(*args, **kwargs):

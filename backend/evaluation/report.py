@@ -39,12 +39,15 @@ def accuracy_table(rows: list[dict], first: str = "group") -> str:
 def cost_table(cost: dict) -> str:
     if cost.get("llm_calls") is None:
         return "(no question finished without an error)"
+    # Runs from before the cache and reading figures were kept have neither.
+    cached, reading = cost.get("cached_tokens") or 0, cost.get("prompt_seconds") or 0
     return "\n".join([
-        "| LLM calls | prompt tokens | completion tokens | LLM s | other s | wall s | "
-        "learning: calls / tokens / s | tree nodes | memories replayed |",
+        "| LLM calls | prompt tokens (from cache) | completion tokens | LLM s (reading prompts) | "
+        "other s | wall s | learning: calls / tokens / s | tree nodes | memories replayed |",
         "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
-        f"| {cost['llm_calls']} | {cost['prompt_tokens']:.0f} | {cost['completion_tokens']:.0f} | "
-        f"{cost['llm_seconds']} | {cost['other_seconds']} | {cost['seconds']} | "
+        f"| {cost['llm_calls']} | {cost['prompt_tokens']:.0f} ({cached:.0f}) | "
+        f"{cost['completion_tokens']:.0f} | {cost['llm_seconds']} ({reading}) | "
+        f"{cost['other_seconds']} | {cost['seconds']} | "
         f"{cost['learn_llm_calls']} / "
         f"{cost['learn_prompt_tokens'] + cost['learn_completion_tokens']:.0f} / "
         f"{cost['learn_llm_seconds']} | {cost['tree_size']} | {cost['replayed']} |"])
@@ -71,7 +74,7 @@ def text_summary(summary: dict) -> str:
     parts = [accuracy_table(summary["groups"]), "", *confidence_lines(summary), "",
              "Wrong answers by class:", failure_table(summary.get("failures") or {}), "",
              "Per answer (mean over questions without an error):",
-             cost_table(summary["cost_per_answer"])]
+             cost_table(summary["cost_per_answer"]), "", answer_time_line(summary)]
     oe = summary["open_ended"]
     if oe["n"]:
         parts.append(f"\nOpen-ended: {oe['exact']}/{oe['n']} exact (normalised), "
@@ -81,6 +84,14 @@ def text_summary(summary: dict) -> str:
         parts.append(f"\nChart: {chart['html']}" + (f", {chart['png']}" if chart["png"] else
                                                      f" (no PNG: {chart['png_error']})"))
     return "\n".join(parts)
+
+
+def answer_time_line(summary: dict) -> str:
+    times = summary.get("answer_time")
+    if not times:
+        return "Answer shown: no question finished without an error"
+    return (f"Answer shown (question to answer, learning after it excluded): p50 {times['p50']} s, "
+            f"p90 {times['p90']} s, max {times['max']} s over {times['n']} answers")
 
 
 def confidence_lines(summary: dict) -> list[str]:
@@ -266,6 +277,7 @@ def _run_section(folder: Path, output: Path) -> str:
              "### Wrong answers by failure class", "",
              failure_table(s["failures"]), "",
              "### Cost per answer", "", cost_table(s["cost_per_answer"]), "",
+             answer_time_line(s), "",
              "### Every question (in the order asked)", "",
              "| # | question | type | truth | predicted | right | failure | confidence | "
              "LLM calls | s | replayed | error |",

@@ -102,6 +102,10 @@ def run_eval(questions_path: Path, videos: Path, out: Path, settings: Settings, 
     todo = [q for q in questions if q.key not in done]
     progress(f"{len(questions)} questions, {len(done)} already done, {len(todo)} to ask -> {out}")
     video_ids = ingest_videos({q.video: files[q.video] for q in todo}, run_settings, ingest_fn)
+    if todo and ask_fn is None:
+        # As the app does at start; never raises: a model that cannot start is each answer's error.
+        from backend.warm_up import warm_up
+        warm_up(run_settings)
     with open(results_path, "a", encoding="utf-8") as sink:
         for position, q in enumerate(questions, start=1):
             if q.key in done:
@@ -157,7 +161,9 @@ def _prepare(out: Path, meta: dict, resume: bool, keep_memory: bool) -> tuple[se
 def _record(q: Question, outcome: Outcome) -> dict:
     record = _blank_record(q)
     record.update(video_id=outcome.video_id, error=outcome.error,
-                  seconds=round(outcome.seconds + outcome.learn_seconds, 2))
+                  seconds=round(outcome.seconds + outcome.learn_seconds, 2),
+                  answer_seconds=round(outcome.seconds, 2),
+                  learn_seconds=round(outcome.learn_seconds, 2))
     if outcome.figures:
         _fill(record, q, outcome.figures)
     return record
@@ -170,7 +176,8 @@ def _blank_record(q: Question) -> dict:
             "truth_text": q.answer_text, "video_id": None, "predicted": None,
             "predicted_text": None, "correct": False, "contains": None, "answered": False,
             "error": None, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-            "llm_seconds": 0.0, "other_seconds": 0.0, "seconds": 0.0, "learn_llm_calls": 0,
+            "llm_seconds": 0.0, "other_seconds": 0.0, "cached_tokens": 0, "prompt_seconds": 0.0,
+            "seconds": 0.0, "answer_seconds": 0.0, "learn_seconds": 0.0, "learn_llm_calls": 0,
             "learn_prompt_tokens": 0, "learn_completion_tokens": 0, "learn_llm_seconds": 0.0,
             "learn_verdict": None, "tree_size": 0, "replayed": 0, "replayed_kinds": {},
             "k_s": None, "k_p": None, "complexity": None, "confidence": None, "basis": None,
@@ -184,6 +191,7 @@ def _fill(record: dict, q: Question, f: AnswerFigures) -> None:
                   confidence=f.confidence, basis=f.basis, llm_calls=f.llm_calls,
                   prompt_tokens=f.prompt_tokens, completion_tokens=f.completion_tokens,
                   llm_seconds=f.llm_seconds, other_seconds=f.other_seconds,
+                  cached_tokens=f.cached_tokens, prompt_seconds=f.prompt_seconds,
                   learn_llm_calls=f.learn_calls, learn_prompt_tokens=f.learn_prompt_tokens,
                   learn_completion_tokens=f.learn_completion_tokens,
                   learn_llm_seconds=f.learn_llm_seconds)

@@ -18,9 +18,10 @@ Z95 = 1.959963984540054
 GROUPS = {"C": ("CW", "CH"), "T": ("TN", "TC", "TP"), "D": ("DC", "DL", "DO")}
 GROUP_NAMES = {"C": "causal", "T": "temporal", "D": "descriptive", "all": "all"}
 # Per-answer cost fields of a result record (see runner.py); learn_* is the learning step.
-COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "llm_seconds", "other_seconds",
-             "seconds", "learn_llm_calls", "learn_prompt_tokens", "learn_completion_tokens",
-             "learn_llm_seconds", "tree_size", "replayed")
+COST_KEYS = ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "llm_seconds",
+             "prompt_seconds", "other_seconds", "seconds", "learn_llm_calls",
+             "learn_prompt_tokens", "learn_completion_tokens", "learn_llm_seconds", "tree_size",
+             "replayed")
 
 
 def group_of(type_code: str) -> str:
@@ -86,6 +87,25 @@ def cost_per_answer(records: list[dict]) -> dict:
             for key in COST_KEYS}
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank q-quantile: a value that was measured, never one between two."""
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 2)
+
+
+def answer_time(records: list[dict]) -> dict | None:
+    """Seconds from question to answer shown (learning after it excluded): p50, p90, max, over
+    the questions that did not raise an error. The figure a user waits for, and #51's target."""
+    seconds = [r["answer_seconds"] if "answer_seconds" in r else
+               # records from before answer_seconds: the LLM's and the other seconds
+               (r.get("llm_seconds") or 0.0) + (r.get("other_seconds") or 0.0)
+               for r in records if r.get("error") is None]
+    if not seconds:
+        return None
+    return {"n": len(seconds), "p50": percentile(seconds, 0.5), "p90": percentile(seconds, 0.9),
+            "max": round(max(seconds), 2)}
+
+
 CONFIDENCE_LEVELS = ("high", "medium", "low", "none")
 
 
@@ -121,6 +141,7 @@ def summarize(records: list[dict]) -> dict:
         "groups": accuracy_by_group(records) if records else [],
         "types": accuracy_by_type(records),
         "cost_per_answer": cost_per_answer(records),
+        "answer_time": answer_time(records),
         "by_confidence": by_confidence(records),
         "failures": by_failure(records),
         "open_ended": {"n": len(open_ended),
