@@ -24,8 +24,8 @@ from app.api import answer_question, memory_store
 from backend import config
 from backend.library import Library
 from backend.sql_runner import run_query
-from tests.conftest import (call_endpoint, clip, closed_endpoint, file_data, running_app,
-                            settings_for, upload)
+from tests.conftest import (call_endpoint, clip, closed_endpoint, file_data, free_port,
+                            running_app, settings_for, upload)
 
 CLIP = "mot15_TUD-Campus.mp4"
 SECOND = "intel_bottle-detection.mp4"
@@ -75,6 +75,22 @@ def test_a_page_slow_to_answer_at_start_is_started_again_not_shared(tmp_path, mo
         assert demo.share_url is None and demo.server_name == "127.0.0.1"
         assert httpx.get(url, timeout=30).status_code == 200
     assert len(checks) == 1
+
+
+def test_the_model_is_readied_once_the_page_is_up(tmp_path, monkeypatch):
+    """The warm-up (backend/warm_up.py, tested on a model in tests/test_warm_up.py) starts after
+    the page answers, so that it never competes with Gradio's 3-s check of it."""
+    from app import ui
+    from tests import conftest
+
+    port, begun = free_port(), []
+    monkeypatch.setattr(conftest, "free_port", lambda: port)  # running_app's port
+    monkeypatch.setattr(ui.warm_up, "begin", lambda settings: begun.append(
+        (settings, httpx.get(f"http://127.0.0.1:{port}/", timeout=30).status_code)))
+    settings = settings_for(tmp_path)
+    with running_app(settings) as (url, _):
+        assert url == f"http://127.0.0.1:{port}/"
+        assert begun == [(settings, 200)]
 
 
 @pytest.mark.parametrize("name, content, expected", [
