@@ -63,6 +63,11 @@ def test_a_first_question_reads_only_what_is_its_own(ingested, fresh):
     typed = llm.complete(prompts.typed_query_messages("When", "when does the last person leave?"),
                          max_tokens=8).usage
     assert typed.cached_tokens >= 1200 and typed.prompt_tokens - typed.cached_tokens < 40, typed
+    # A chat's first follow-up: its rewrite's instructions (about 120 tokens) too.
+    rewrite = llm.complete(prompts.standalone_messages(
+        [("how many people are in the first frame", "4")], "and in the last one?"),
+        max_tokens=8).usage
+    assert rewrite.cached_tokens >= 100, rewrite
 
 
 def test_a_remote_endpoint_is_sent_nothing_and_off_is_off(library_settings, monkeypatch, caplog):

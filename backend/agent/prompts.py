@@ -282,12 +282,13 @@ def openings(tools: dict[str, str]) -> list[list[dict]]:
     """The fixed opening of each long prompt that a question or learning from it sends, closed by
     an empty question: read once by a server that caches prompts (backend/warm_up.py), every
     later prompt of the family reads only what follows its opening. tools: the planner's, name
-    -> description, in the planner's order. About 2,600 tokens in all."""
+    -> description, in the planner's order. About 2,700 tokens in all."""
     return [planner_messages(tools, "", ["", ""], [], []),  # a multiple-choice question
             planner_messages(tools, "", None, [], []),      # an open one
             typed_query_messages("", ""),                   # its examples: 1,300 tokens
             assess_messages(""),
-            validate_messages("", "", [])]
+            validate_messages("", "", []),
+            standalone_messages([], "")]                    # a chat's follow-up question
 
 
 _STANDALONE_SYSTEM = """You rewrite the user's last question about a video so that it can be
