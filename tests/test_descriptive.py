@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 from dataclasses import replace
+from pathlib import Path
 
+import av
 import pytest
 
 from backend.agent import option_match, routing
@@ -14,6 +16,7 @@ from backend.ask import ask
 from backend.ask_library import ask_library
 from backend.evaluation import failures
 from backend.evaluation.descriptive import make_descriptive_workload
+from backend.ingest.pipeline import ingest
 from backend.library import Library
 from tests.conftest import clip
 from tests.fakes import ScriptedLLM
@@ -152,6 +155,42 @@ def test_a_digest_opens_with_what_people_do_before_what_was_tracked(clips):
     assert "what people do:" in head and "walking" in head, head
     assert head.index("walking") < head.index("tracked:")
     assert "colour" not in head.split("tracked:")[0]  # what every video is tells nothing
+    assert "one person at a time" not in head  # they walk past together
+
+
+def _opening(source: Path, target: Path, seconds: float) -> Path:
+    """The first `seconds` of a clip as a file of its own."""
+    with av.open(str(source)) as given, av.open(str(target), "w") as out:
+        video = given.streams.video[0]
+        stream = out.add_stream("libx264", rate=video.average_rate)
+        stream.width, stream.height = video.codec_context.width, video.codec_context.height
+        stream.pix_fmt = "yuv420p"
+        for frame in given.decode(video=0):
+            if frame.time > seconds:
+                break
+            image = av.VideoFrame.from_ndarray(frame.to_ndarray(format="rgb24"), format="rgb24")
+            out.mux(stream.encode(image))
+        out.mux(stream.encode())
+    return target
+
+
+def test_people_who_take_turns_standing_at_a_table_are_told_so(library_settings, tmp_path):
+    """The one-by-one clip's first 50 s: a woman walks up to the table, stands at it with her
+    back to the camera for about ten seconds and leaves; then a man does the same (seen in
+    its frames). The account's first line says that they came one at a time and that each
+    stood, not only that each walked: every person also walks a second, and with standing left
+    out that was all an account said ("the woman is jumping", from a one-frame reading)."""
+    from backend.agent import digest
+
+    settings = replace(library_settings, asr_enabled=False)
+    excerpt = _opening(clip("intel_one-by-one-person-detection.mp4"), tmp_path / "turns.mp4", 50)
+    entry = Library(settings.home).get(ingest(excerpt, settings).video_id)
+    lines, _, _ = digest.build(VideoTables(entry.db_path), "what happens in this video?")
+    head = lines[0]
+    assert "one person at a time, never two in view at once" in head, head
+    people = head.split("what people do: ")[1].split(";")
+    stood = [p for p in people if p.strip().startswith("#") and "standing" in p]
+    assert len(stood) >= 2, head
 
 
 def test_an_open_question_after_other_turns_is_still_told_from_the_digest(clips):

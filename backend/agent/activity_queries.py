@@ -219,30 +219,57 @@ def happening(tables: VideoTables, span: Span | None) -> str:
 
 
 def doings(tables: VideoTables, span: Span | None) -> str:
-    """What people do over the span, most of it first, as one line for an account: each
-    person's longest actions where few are in view ('#2 touching the face 3.4-4.2 s'), how
-    many do each where many are ('8 people walking, 3 standing'). A posture is left out for
-    a person who also does something else: standing tells less than waving."""
+    """What people do over the span, as one line for an account: each person's main actions
+    in time order where few are in view ('#2 standing 3.4-12.0 s, walking 12.2-13.2 s'), how
+    many do each and for how long where many are ('6 people standing (9-25 s each), 6 walking
+    (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
+    their time doing something else (standing tells less than waving), and kept where it is
+    most of what they do: an account of people who walk up and stand at a table for twenty
+    seconds was told back as "people are walking"."""
     if not has(tables, "actions"):
         return ""
-    seconds: dict[int, dict[str, list[float]]] = defaultdict(dict)
+    # person -> action -> [seconds weighted by score, first start, last end, seconds seen]
+    runs: dict[int, dict[str, list[float]]] = defaultdict(dict)
     for r in tables.rows(f"SELECT instance_id, action, t_start, t_end, score FROM actions "
                          f"WHERE 1 = 1{_overlap(span)} LIMIT 2000"):
-        run = seconds[r["instance_id"]].setdefault(r["action"], [0.0, r["t_start"], r["t_end"]])
+        run = runs[r["instance_id"]].setdefault(r["action"], [0.0, r["t_start"], r["t_end"], 0.0])
         run[0] += max(r["t_end"] - r["t_start"], 0.2) * r["score"]
         run[1], run[2] = min(run[1], r["t_start"]), max(run[2], r["t_end"])
-    done = {pid: sorted(acts.items(), key=lambda kv: -kv[1][0]) for pid, acts in seconds.items()}
-    done = {pid: [a for a in acts if a[0] not in POSTURES] or acts[:1] for pid, acts in done.items()}
+        run[3] += r["t_end"] - r["t_start"]
+    done = {pid: _main(acts) for pid, acts in runs.items()}
     if len(done) <= _FEW:
         return "; ".join(f"#{pid} " + ", ".join(f"{a} {run[1]:.1f}-{run[2]:.1f} s"
-                                               for a, run in acts[:3])
-                         for pid, acts in sorted(done.items(), key=lambda kv: -kv[1][0][1][0]))
-    people: dict[str, int] = defaultdict(int)
+                                               for a, run in acts)
+                         for pid, acts in sorted(done.items(), key=lambda kv: kv[1][0][1][1]))
+    lasted: dict[str, list[float]] = defaultdict(list)
     for acts in done.values():
-        for action, _ in acts[:3]:
-            people[action] += 1
-    ranked = sorted(people.items(), key=lambda kv: -kv[1])[:5]
-    return ", ".join(f"{n} {'person' if n == 1 else 'people'} {a}" for a, n in ranked)
+        for action, run in acts:
+            lasted[action].append(run[3])
+    ranked = sorted(lasted.items(), key=lambda kv: (-len(kv[1]), -sum(kv[1])))[:5]
+    return ", ".join(f"{len(s)} {'person' if len(s) == 1 else 'people'} {a} ({_lasting(s)})"
+                     for a, s in ranked)
+
+
+def _main(acts: dict[str, list[float]]) -> list[tuple[str, list[float]]]:
+    """A person's three longest actions in time order; a posture only where it is at least
+    half of what was seen of them (or all there is)."""
+    total = sum(run[0] for run in acts.values())
+    ranked = sorted(acts.items(), key=lambda kv: -kv[1][0])
+    kept = [(a, run) for a, run in ranked if a not in POSTURES or run[0] >= total / 2]
+    return sorted((kept or ranked[:1])[:3], key=lambda kv: kv[1][1])
+
+
+def _lasting(seconds: list[float]) -> str:
+    """How long each of several people did something: 'a moment', '9-25 s each'."""
+    lo, hi = min(seconds), max(seconds)
+    each = " each" * (len(seconds) > 1)
+    if hi < 0.5:
+        return "a moment" + each
+    if lo < 0.5:
+        return f"a moment to {hi:.0f} s"
+    if round(lo) == round(hi):
+        return f"{hi:.0f} s{each}"
+    return f"{lo:.0f}-{hi:.0f} s each"
 
 
 def named_actions(text: str) -> set[str]:

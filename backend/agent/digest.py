@@ -102,11 +102,24 @@ def _what_happens(tables: VideoTables, span: Span | None) -> str:
         said += f"what seems to be happening (a video classifier): {seems}; "
     if doing := activity_queries.doings(tables, span):
         said += f"what people do: {doing}; "
+    if _in_turn(tables, span):
+        said += "one person at a time, never two in view at once; "
     # Colour footage from a camera in daylight is what every video is: only the rest tells.
     if facts := [f for f in activity_queries.picture_facts(tables, span)
                  if f not in ("colour", "camera", "lit")]:
         said += f"the picture: {', '.join(facts)}; "
     return said
+
+
+def _in_turn(tables: VideoTables, span: Span | None) -> bool:
+    """Whether two or more people come one after another, never two in view at once: what
+    people do is told per person, and that they took turns is no single person's."""
+    lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
+    seen = tables.rows(f"SELECT first_seen, last_seen FROM instances WHERE category = 'person' "
+                       f"AND last_seen >= {lo} AND first_seen <= {hi} ORDER BY first_seen "
+                       f"LIMIT 100")
+    return 1 < len(seen) < 100 and all(b["first_seen"] > a["last_seen"]
+                                       for a, b in zip(seen, seen[1:]))
 
 
 def _picture(tables: VideoTables, lo: float, hi: float) -> list[tuple[float, str]]:
