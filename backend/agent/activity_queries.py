@@ -174,8 +174,16 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
                happening: list[dict]) -> str:
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
     by_person: dict[int, list[str]] = defaultdict(list)
+    seconds: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r in rows:
-        if r["action"] in POSTURES and len(rows) > _LISTED:
+        seconds[r["instance_id"]][r["action"]] += r["t_end"] - r["t_start"]
+    for r in rows:
+        # Where many are listed, a posture only where it is most of what the person does: the
+        # woman who stood at a table for ten seconds, listed by her one-frame jump and her
+        # one-second walk, was read as dancing.
+        mine = seconds[r["instance_id"]]
+        if r["action"] in POSTURES and len(rows) > _LISTED and \
+                mine[r["action"]] < sum(mine.values()) / 2:
             continue
         other = f" {r['other']} #{r['other_id']}" if r["other_id"] is not None else ""
         by_person[r["instance_id"]].append(
