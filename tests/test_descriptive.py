@@ -175,7 +175,7 @@ def test_people_who_take_turns_standing_at_a_table_are_told_so(turns):
     head = digest.build(tables, "what happens in this video?")[0][0]
     assert "one person at a time, never two in view at once" in head, head
     doing = head.split("what people do: ")[1].split(";")[0]
-    assert "people standing" in doing and doing.index("standing") < doing.index("walking"), head
+    assert "people standing" in doing and "people walking" in doing, head
 
 
 def test_what_someone_does_lists_the_posture_that_is_most_of_it(turns):
