@@ -132,13 +132,31 @@ def test_an_open_question_is_told_once_from_a_digest_of_the_tables(clips):
     assert answer.answer.strip().lower() != question
 
 
-def test_an_answer_that_echoes_the_question_is_refused_and_the_digest_shown(clips):
+def test_an_answer_that_echoes_the_question_is_refused_and_code_tells_the_digest(clips):
+    """The model's account repeats the question: code's own account of the digest is the
+    answer, in sentences (not the digest's bracketed lines), naming what was tracked."""
     settings, ids = clips
     question = "what does the person do in this video?"
     answer = ask(ids["intel_bottle-detection.mp4"], question, settings,
                  llm=ScriptedLLM(["What does the person do in this video?"]))
-    assert answer.answer == answer.evidence[0].observation
     assert "repeats the question" in answer.tree[-1]["thought"]
+    assert "bottles" in answer.answer and "[" not in answer.answer, answer.answer
+    assert answer.answer.endswith(".") and answer.answer != answer.evidence[0].observation
+
+
+def test_with_no_model_an_open_question_gets_code_s_account(clips):
+    """The speech clip (a plain green screen, a voice and a running timecode; seen and heard)
+    asked what happens while the model's endpoint is down: code's account says that no person
+    is seen, what is said and what is on screen, in sentences."""
+    from models.llm import LLMUnavailable
+
+    settings, ids = clips
+    answer = ask(ids["autoeditor_example_speech.mp4"], "what happens in this video?", settings,
+                 llm=ScriptedLLM([LLMUnavailable("the endpoint is down")]))
+    assert answer.evidence[0].tool == "Digest" and "LLM failed" in answer.tree[-1]["thought"]
+    told = answer.answer
+    assert told.startswith("No person is seen.") and "someone says" in told, told
+    assert "On screen: a running timecode" in told and "[" not in told, told
 
 
 def test_a_digest_opens_with_what_people_do_before_what_was_tracked(clips):

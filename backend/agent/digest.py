@@ -73,25 +73,83 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
     if movers:
         events.append((lo, f"[{lo:.1f}-{hi:.1f} s] {plural(movers, MOVING)} no detector could "
                            "name"))
-    for r in tables.rows(f"SELECT t_start, text FROM speech WHERE t_end >= {lo} AND "
-                         f"t_start <= {hi} ORDER BY t_start LIMIT 8"):
+    for r in _speech(tables, lo, hi):
         events.append((r["t_start"], f'[{r["t_start"]:.1f} s] said: "{r["text"].strip()}"'))
-    reads = tables.rows(f"SELECT text, MIN(t) AS t, COUNT(*) AS n FROM ocr WHERE t BETWEEN {lo} "
-                        f"AND {hi} GROUP BY text ORDER BY n DESC, t LIMIT 40")
-    if typed := typed_values.described([(r["text"], r["t"]) for r in reads]):
-        typed = typed.removeprefix("Typed values: ")
-        events.append((reads[0]["t"], f"[{lo:.1f}-{hi:.1f} s] shown on screen: {typed}"))
-    for r in reads[:5] if not typed else [r for r in reads if not typed_values.find(r["text"])][:3]:
+    typed, reads = _screen(tables, lo, hi)
+    if typed:
+        events.append((typed[1], f"[{lo:.1f}-{hi:.1f} s] shown on screen: {typed[0]}"))
+    for r in reads:
         events.append((r["t"], f'[{r["t"]:.1f} s] shown on screen: "{r["text"]}"'))
-    for r in tables.rows(f"SELECT t_start, camera FROM scenes WHERE camera NOT IN ('static', "
-                         f"'unknown') AND t_end >= {lo} AND t_start <= {hi} ORDER BY t_start "
-                         f"LIMIT 4"):
+    for r in _camera(tables, lo, hi):
         events.append((r["t_start"], f"[{r['t_start']:.1f} s] the camera moves: {r['camera']}"))
     events += _picture(tables, lo, hi)
     events.sort(key=lambda e: e[0])
     head = [f"Between {lo:.1f} and {hi:.1f} s: {_what_happens(tables, span)}"
             f"tracked: {_tally(rows)}."]
     return head + [text for _, text in events[:_MAX_LINES]], [t for t, _ in events], span
+
+
+def account(tables: VideoTables, span: Span | None) -> str:
+    """The digest's evidence in sentences, written by code: the answer where the model's
+    telling is refused or cannot be had. The digest's own bracketed lines were that answer
+    before: "[0.0-42.4 s] 1 moving object no detector could name ..." for a plain green screen
+    and a voice, which the model had told as "the man is talking to the camera"."""
+    lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
+    counts = {r["category"]: r["n"] for r in tables.rows(
+        f"SELECT category, COUNT(*) AS n FROM instances WHERE last_seen >= {lo} AND "
+        f"first_seen <= {hi} GROUP BY category ORDER BY n DESC LIMIT 12")}
+    people, movers = counts.pop("person", 0), counts.pop(MOVING, 0)
+    said = [f"Between {lo:.1f} and {hi:.1f} s:"] if span else []
+    if people:
+        doing = activity_queries.doings(tables, span)
+        said.append(f"{plural(people, 'person')} {'is' if people == 1 else 'are'} seen"
+                    f"{', one at a time' if _in_turn(tables, span) else ''}.")
+        said += [f"What they do: {doing}."] if doing else []
+    else:
+        said.append("No person is seen.")
+    things = [plural(n, kind) for kind, n in counts.items()]
+    things += [f"{plural(movers, MOVING)} no detector could name"] if movers else []
+    if things:
+        said.append(f"{'Also tracked' if people else 'Tracked'}: {', '.join(things)}.")
+    if seems := activity_queries.happening(tables, span):
+        said.append(f"A video classifier reads it as {seems}.")
+    if facts := [f for f in activity_queries.picture_facts(tables, span)
+                 if f not in ("colour", "camera", "lit")]:
+        said.append(f"The picture: {', '.join(facts)}.")
+    speech = _speech(tables, lo, hi)
+    said += [f'At {r["t_start"]:.1f} s someone says: "{r["text"].strip()}".' for r in speech[:2]]
+    said += ["More is said after that."] if len(speech) > 2 else []
+    typed, reads = _screen(tables, lo, hi)
+    if typed or reads:
+        said.append("On screen: " + (typed[0] if typed else
+                                     ", ".join(f'"{r["text"]}"' for r in reads) + "."))
+    if moves := _camera(tables, lo, hi):
+        said.append("The camera moves: " + ", ".join(f"{r['camera']} at {r['t_start']:.1f} s"
+                                                     for r in moves) + ".")
+    return " ".join(said)
+
+
+def _speech(tables: VideoTables, lo: float, hi: float) -> list[dict]:
+    return tables.rows(f"SELECT t_start, text FROM speech WHERE t_end >= {lo} AND "
+                       f"t_start <= {hi} ORDER BY t_start LIMIT 8")
+
+
+def _screen(tables: VideoTables, lo: float, hi: float) -> tuple[tuple[str, float] | None,
+                                                                 list[dict]]:
+    """((the typed values read on screen, described, and when first), the other reads, the
+    most read first): a running timecode is one value, not forty readings."""
+    reads = tables.rows(f"SELECT text, MIN(t) AS t, COUNT(*) AS n FROM ocr WHERE t BETWEEN {lo} "
+                        f"AND {hi} GROUP BY text ORDER BY n DESC, t LIMIT 40")
+    if typed := typed_values.described([(r["text"], r["t"]) for r in reads]):
+        return ((typed.removeprefix("Typed values: "), reads[0]["t"]),
+                [r for r in reads if not typed_values.find(r["text"])][:3])
+    return None, reads[:5]
+
+
+def _camera(tables: VideoTables, lo: float, hi: float) -> list[dict]:
+    return tables.rows(f"SELECT t_start, camera FROM scenes WHERE camera NOT IN ('static', "
+                       f"'unknown') AND t_end >= {lo} AND t_start <= {hi} ORDER BY t_start "
+                       f"LIMIT 4")
 
 
 def _what_happens(tables: VideoTables, span: Span | None) -> str:

@@ -328,8 +328,9 @@ class Planner:
         return None
 
     def _tell(self, q: _Question, parent: Node) -> Node:
-        """The digest in sentences, one LLM call; the digest itself where the model's account
-        repeats the question, says nothing the digest holds, or cannot be had."""
+        """The digest in sentences, one LLM call; code's own account of it (the step's value,
+        `digest.account`) where the model's repeats the question, says nothing the digest
+        holds, or cannot be had."""
         lines = parent.observation.splitlines()
         why = "no LLM call or time left"
         if not self._exhausted(q):
@@ -341,8 +342,9 @@ class Planner:
                                             None, "read")
             except LLMError as e:
                 why = f"the LLM failed: {e}"
-        return self._add_answer(q, parent, f"the model's account was not used ({why}): the "
-                                "digest is the answer", parent.observation, None, "computed")
+        return self._add_answer(q, parent, f"the model's account was not used ({why}): code's "
+                                "account of the digest is the answer",
+                                parent.value or parent.observation, None, "computed")
 
     def _add_given(self, q: _Question, parent: Node) -> Node:
         given, q.given = q.given, None

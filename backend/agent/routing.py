@@ -228,12 +228,12 @@ def digest_step(question: str, tables: video_tables.VideoTables) -> GivenStep | 
     interval asked about (`digest`), as the first step; the planner has it told in sentences."""
     if not digest.is_open(question):
         return None
-    lines, times, _ = digest.build(tables, question)
-    text = "\n".join(lines)
+    lines, times, span = digest.build(tables, question)
     return GivenStep(tool=DIGEST, tool_input=question,
                      thought="an open question: code writes down what the tables hold first",
-                     observation=Observation(text=text, times=sorted(set(times))[:20],
-                                             support="computed", value=text),
+                     observation=Observation(text="\n".join(lines), times=sorted(set(times))[:20],
+                                             support="computed",
+                                             value=digest.account(tables, span)),
                      replayed=None)
 
 
