@@ -117,7 +117,10 @@ def account(tables: VideoTables, span: Span | None) -> str:
                  if f not in ("colour", "camera", "lit")]:
         said.append(f"The picture: {', '.join(facts)}.")
     speech = _speech(tables, lo, hi)
-    said += [f'At {r["t_start"]:.1f} s someone says: "{r["text"].strip()}".' for r in speech[:2]]
+    for r in speech[:2]:
+        words = r["text"].strip()
+        said.append(f'At {r["t_start"]:.1f} s someone says: "{words}"' +
+                    "." * (not words.endswith((".", "!", "?"))))
     said += ["More is said after that."] if len(speech) > 2 else []
     typed, reads = _screen(tables, lo, hi)
     if typed or reads:
