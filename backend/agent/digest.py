@@ -4,8 +4,8 @@ Asked in the app on a kitchen clip, the planner took 342 s and 11 LLM calls and 
 the question itself. Here code writes down the typed evidence over the interval asked about, in
 time order with its times: who and what is in view and when, how each moves, what is said and
 what is shown, and how the picture changes. At most one model call turns that into sentences;
-an answer that repeats the question, or says nothing the digest holds, is refused by code and
-the digest itself is the answer.
+an answer that repeats the question, or says nothing the digest holds, is refused by code, and
+code's own account of the same evidence in sentences (`account`) is the answer.
 """
 
 from __future__ import annotations
