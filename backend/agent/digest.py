@@ -28,6 +28,8 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
                    r"tell me (?:about|what)|what (?:is|'s) (?:this|the) (?:video|clip) about|"
                    r"what (?:can|do) (?:you|i|we) see\b)", re.I)
 _MAX_LINES = 24
+# A tag this sure is borne out by the captions three times in four; under it, a third to a half.
+_SURE_TAG = 0.5
 _EACH = 8   # up to this many of a kind are listed one by one; more, as one line
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that name evidence: what was tracked, its colour and where it goes. An account must
@@ -192,9 +194,14 @@ def _picture(tables: VideoTables, lo: float, hi: float) -> list[tuple[float, str
         f"SELECT tag, MAX(score) AS score, MIN(t_start) AS t0 FROM tags WHERE score >= "
         f"{activity_queries.TAG_FLOOR} AND t_end >= {lo} AND t_start <= {hi} GROUP BY tag "
         f"ORDER BY score DESC LIMIT 5")] if activity_queries.has(tables, "tags") else []
-    if tags:
-        lines.append((tags[0]["t0"], f"[{lo:.1f}-{hi:.1f} s] the whole picture shows: " + ", ".join(
-            f'"{t["tag"]}" ({t["score"]:.2f})' for t in tags)))
+    sure = [t for t in tags if t["score"] >= _SURE_TAG]
+    if sure:
+        lines.append((sure[0]["t0"], f"[{lo:.1f}-{hi:.1f} s] the whole picture shows: " + ", ".join(
+            f'"{t["tag"]}" ({t["score"]:.2f})' for t in sure)))
+    if guesses := [t for t in tags if t["score"] < _SURE_TAG]:
+        lines.append((guesses[0]["t0"], f"[{lo:.1f}-{hi:.1f} s] an image classifier's guesses, "
+                      "more often wrong than right: " + ", ".join(
+                          f'"{t["tag"]}" ({t["score"]:.2f})' for t in guesses)))
     if facts := activity_queries.picture_facts(tables, span):
         lines.append((lo, f"[{lo:.1f}-{hi:.1f} s] the picture: {', '.join(facts)}"))
     return lines
