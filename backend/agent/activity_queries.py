@@ -178,8 +178,8 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
     for r in rows:
         seconds[r["instance_id"]][r["action"]] += r["t_end"] - r["t_start"]
     for r in rows:
-        # Where many are listed, a posture only where it is most of what the person does: the
-        # woman who stood at a table for ten seconds, listed by her one-frame jump and her
+        # Where many are listed, a posture only where it is most of what the person does:
+        # someone who stood still for ten seconds, listed only by a one-frame jump and a
         # one-second walk, was read as dancing.
         mine = seconds[r["instance_id"]]
         if r["action"] in POSTURES and len(rows) > _LISTED and \
@@ -229,11 +229,11 @@ def happening(tables: VideoTables, span: Span | None) -> str:
 def doings(tables: VideoTables, span: Span | None) -> str:
     """What people do over the span, as one line for an account: each person's main actions
     in time order where few are in view ('#2 standing 3.4-12.0 s, walking 12.2-13.2 s'), how
-    many do each and for how long where many are ('6 people standing (9-25 s each), 6 walking
+    many do each and for how long where many are ('5 people sitting (4-20 s each), 5 walking
     (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
     their time doing something else (standing tells less than waving), and kept where it is
-    most of what they do: an account of people who walk up and stand at a table for twenty
-    seconds was told back as "people are walking"."""
+    most of what they do: an account of people who each stood for twenty seconds and walked
+    for one was told back as "people are walking"."""
     if not has(tables, "actions"):
         return ""
     # person -> action -> [seconds weighted by score, first start, last end, seconds seen]

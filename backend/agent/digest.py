@@ -14,9 +14,9 @@ import re
 from difflib import SequenceMatcher
 
 from backend import kinds
-from backend.agent import activity_queries, option_match, typed_values
+from backend.agent import activity_queries, option_match, queries, typed_values
 from backend.agent.timephrases import Span, resolve
-from backend.agent.video_tables import VideoTables, plural
+from backend.agent.video_tables import Target, VideoTables, plural
 from backend.ingest import describe
 from backend.ingest.actions import ACTIONS
 from models.motion import CATEGORY as MOVING
@@ -86,7 +86,8 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
         events.append((r["t_start"], f"[{r['t_start']:.1f} s] the camera moves: {r['camera']}"))
     events += _picture(tables, lo, hi)
     events.sort(key=lambda e: e[0])
-    head = [f"Between {lo:.1f} and {hi:.1f} s: {_what_happens(tables, span)}"
+    people = sum(r["category"] == "person" for r in rows)
+    head = [f"Between {lo:.1f} and {hi:.1f} s: {_what_happens(tables, span, people)}"
             f"tracked: {_tally(rows)}."]
     return head + [text for _, text in events[:_MAX_LINES]], [t for t, _ in events], span
 
@@ -94,8 +95,8 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
 def account(tables: VideoTables, span: Span | None) -> str:
     """The digest's evidence in sentences, written by code: the answer where the model's
     telling is refused or cannot be had. The digest's own bracketed lines were that answer
-    before: "[0.0-42.4 s] 1 moving object no detector could name ..." for a plain green screen
-    and a voice, which the model had told as "the man is talking to the camera"."""
+    before ("[0.0-42.4 s] 1 moving object no detector could name ..."), for a clip with no
+    person in it that the model had told as "the man is talking to the camera"."""
     lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
     counts = {r["category"]: r["n"] for r in tables.rows(
         f"SELECT category, COUNT(*) AS n FROM instances WHERE last_seen >= {lo} AND "
@@ -104,8 +105,9 @@ def account(tables: VideoTables, span: Span | None) -> str:
     said = [f"Between {lo:.1f} and {hi:.1f} s:"] if span else []
     if people:
         doing = activity_queries.doings(tables, span)
+        at_once = _at_once(tables, span, people)
         said.append(f"{plural(people, 'person')} {'is' if people == 1 else 'are'} seen"
-                    f"{', one at a time' if _in_turn(tables, span) else ''}.")
+                    f"{f', at most {at_once} at once' if at_once else ''}.")
         said += [f"What they do: {doing}."] if doing else []
     else:
         said.append("No person is seen.")
@@ -157,7 +159,7 @@ def _camera(tables: VideoTables, lo: float, hi: float) -> list[dict]:
                        f"LIMIT 4")
 
 
-def _what_happens(tables: VideoTables, span: Span | None) -> str:
+def _what_happens(tables: VideoTables, span: Span | None, people: int) -> str:
     """What people do and where, ahead of the inventory: a head line that only counted the
     tracked kinds was told back by the model as the account of what happens."""
     said = ""
@@ -165,8 +167,8 @@ def _what_happens(tables: VideoTables, span: Span | None) -> str:
         said += f"what seems to be happening (a video classifier): {seems}; "
     if doing := activity_queries.doings(tables, span):
         said += f"what people do: {doing}; "
-    if _in_turn(tables, span):
-        said += "one person at a time, never two in view at once; "
+    if at_once := _at_once(tables, span, people):
+        said += f"at most {plural(at_once, 'person')} in view at once; "
     # Colour footage from a camera in daylight is what every video is: only the rest tells.
     if facts := [f for f in activity_queries.picture_facts(tables, span)
                  if f not in ("colour", "camera", "lit")]:
@@ -174,15 +176,13 @@ def _what_happens(tables: VideoTables, span: Span | None) -> str:
     return said
 
 
-def _in_turn(tables: VideoTables, span: Span | None) -> bool:
-    """Whether two or more people come one after another, never two in view at once: what
-    people do is told per person, and that they took turns is no single person's."""
-    lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
-    seen = tables.rows(f"SELECT first_seen, last_seen FROM instances WHERE category = 'person' "
-                       f"AND last_seen >= {lo} AND first_seen <= {hi} ORDER BY first_seen "
-                       f"LIMIT 100")
-    return 1 < len(seen) < 100 and all(b["first_seen"] > a["last_seen"]
-                                       for a, b in zip(seen, seen[1:]))
+def _at_once(tables: VideoTables, span: Span | None, people: int) -> int | None:
+    """The most people in view at the same moment (`queries.most_at_once`), where more than one
+    was tracked: how many at a time is no single person's action, and an account told each
+    person's doings but not whether they were there together."""
+    if people < 2:
+        return None
+    return int(queries.most_at_once(tables, Target(None, "person", "person"), span, "").value)
 
 
 def _picture(tables: VideoTables, lo: float, hi: float) -> list[tuple[float, str]]:
