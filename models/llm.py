@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -41,9 +41,8 @@ class Usage:
     prompt_seconds: float = 0.0
 
     def add(self, other: "Usage") -> None:
-        for name in ("calls", "prompt_tokens", "completion_tokens", "seconds", "cached_tokens",
-                     "prompt_seconds"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):  # every figure is a sum over calls
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass
