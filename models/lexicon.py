@@ -285,6 +285,18 @@ def _runs(synset) -> set[str]:
             if a not in stopwords() and b not in stopwords()}
 
 
+@lru_cache(maxsize=4096)
+def _content_tokens(synset) -> tuple[str, ...]:
+    """The definition's words that say what the thing is: no stopwords, and no noun inside a
+    compound preposition ('in front of', 'in place of'; WordNet lists 'in front' as an
+    adverb). Breaststroke's arms are "extended in front of the head", and with 'front' as a
+    content word a video classifier's 'front raises' (a shoulder exercise) backed swimming."""
+    tokens, stop = words(synset.definition()), stopwords()
+    inside = {i + 1 for i, (a, b, c) in enumerate(zip(tokens, tokens[1:], tokens[2:]))
+              if a in stop and c == "of" and _wordnet().synsets(f"{a}_{b}", "r")}
+    return tuple(t for i, t in enumerate(tokens) if t not in stop and i not in inside)
+
+
 def _forms(word: str) -> set[str]:
     return {form for _, form in _typed_forms(word)}
 
@@ -315,7 +327,7 @@ def _gloss_senses(word: str) -> frozenset[tuple[str, str]]:
     """`_gloss_words` typed by part of speech, for matching an action word."""
     found = set()
     for synset in _defined(word):
-        found |= {form for token in words(synset.definition()) if token not in stopwords()
+        found |= {form for token in _content_tokens(synset)
                   for form in _typed_forms(token, plural_is_noun=True)}
         found |= {("", run) for run in _runs(synset)}
     return frozenset(found)
@@ -345,5 +357,4 @@ def gloss_tag_link(word: str, wnid: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _definition_words(synset) -> frozenset[str]:
-    return frozenset(f for token in words(synset.definition()) if token not in stopwords()
-                     for f in _forms(token))
+    return frozenset(f for token in _content_tokens(synset) for f in _forms(token))

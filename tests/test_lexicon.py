@@ -114,6 +114,11 @@ def test_a_verb_keeps_its_particle_and_means_what_it_says():
     ("cricket", "running", 0.0),     # "... teams take turns trying to score runs": a noun
     ("skateboarding", "riding", lexicon.GLOSS),  # the gerund of the verb the definition names
     ("punching", "drinking", 0.0),   # no noun 'punching': the act 'punch' is read, not the drink
+    # "the arms are extended together in front of the head": 'front' there is part of a
+    # preposition, so a classifier's 'front raises' (a shoulder exercise) is no swimming.
+    ("breaststroke", "front", 0.0),
+    ("breaststroke", "head", 0.0),   # a body part, as before
+    ("breaststroke", "kick", lexicon.GLOSS),  # "... accompanied by a frog kick": still read
 ])
 def test_a_definition_links_the_acts_it_names_never_a_body_part_or_a_noun(word, evidence, score):
     assert lexicon.gloss_link(word, evidence) == score
