@@ -160,6 +160,16 @@ def test_with_no_model_an_open_question_gets_code_s_account(clips):
     assert "On screen: a running timecode" in told and "[" not in told, told
 
 
+def test_an_account_of_people_where_nobody_was_seen_gives_way_to_code_s(clips):
+    """The speech clip has a voice and a green screen, no one in view; the model told "the
+    people are watching a video"."""
+    settings, ids = clips
+    answer = ask(ids["autoeditor_example_speech.mp4"], "what are the people doing?", settings,
+                 llm=ScriptedLLM(["The people are watching a video that shows a timecode."]))
+    assert "tells of people" in answer.tree[-1]["thought"], answer.tree[-1]
+    assert answer.answer.startswith("No person is seen."), answer.answer
+
+
 def test_a_digest_opens_with_what_people_do_before_what_was_tracked(clips):
     """TUD-Campus: people walk past the camera; the digest's first line says so, counted, ahead
     of the inventory, so that the account an open question gets is of what happens."""
@@ -257,6 +267,27 @@ def test_an_account_sharing_only_the_digests_own_phrasing_is_refused():
     assert digest.refused(vacuous, "what happens in this video?", lines) == \
         "it says nothing the evidence holds"
     assert digest.refused("Twelve cars pass, most of them moving down, and a white truck.",
+                          "what happens in this video?", lines) is None
+
+
+def test_an_account_that_loops_or_tells_of_unseen_kinds_is_refused():
+    """The 1.5B model, asked what people do where nobody was tracked, told "the people are
+    driving a car"; asked what happens, it listed "a person in a grey top" until its tokens ran
+    out. A denial names what was not seen rightly."""
+    from backend.agent import digest
+
+    lines = ["Between 0.0 and 30.0 s: tracked: 12 cars, 1 truck.",
+             "[0.0-29.6 s] 12 cars: 9 moves down, 3 moves up", "[26.0-27.4 s] #28 white truck"]
+    asked = "what are the people doing?"
+    assert digest.refused("The people are driving the cars down the road.", asked, lines) == \
+        "it tells of people, which nothing seen holds"
+    assert digest.refused("A dog runs beside the cars.", asked, lines) == \
+        "it tells of dogs, which nothing seen holds"
+    assert digest.refused("No people are seen; twelve cars move down and up.", asked, lines) is None
+    looping = "Twelve cars pass. " + "A white truck moves up the road. " * 3
+    assert digest.refused(looping, "what happens in this video?", lines) == \
+        "it goes round in a loop"
+    assert digest.refused("A white truck moves up; a white truck moves up.",
                           "what happens in this video?", lines) is None
 
 

@@ -42,6 +42,8 @@ _VALUE_WORDS = frozenset(
      "centre", "center", "stays", "place", "enters", "leaves"} |
     {w for action in ACTIONS for w in _WORD.findall(action)})
 _QUOTED = re.compile(r'"([^"]*)"')
+# "There are no people in the video" names people rightly where none was seen.
+_NEGATED = re.compile(r"\b(?:no|not|none|nobody|nothing|without|neither|nor)\b|n't\b")
 
 
 def is_open(question: str) -> bool:
@@ -234,8 +236,9 @@ def _tally(rows: list[dict]) -> str:
 
 
 def refused(answer: str, question: str, digest: list[str]) -> str | None:
-    """Why a model's account is not shown, or None: it repeats the question, or it says nothing
-    the digest holds (no word naming its evidence beyond the question's own)."""
+    """Why a model's account is not shown, or None: it repeats the question, it says nothing
+    the digest holds (no word naming its evidence beyond the question's own), it goes round in
+    a loop, or it tells of a kind of thing the digest never names."""
     said, asked = answer.strip().lower(), question.strip().lower()
     if not said:
         return "it is empty"
@@ -246,4 +249,22 @@ def refused(answer: str, question: str, digest: list[str]) -> str | None:
     named |= {w for quote in _QUOTED.findall(text) for w in _WORD.findall(quote) if len(w) > 2}
     if not set(_WORD.findall(said)) & (named - set(_WORD.findall(asked))):
         return "it says nothing the evidence holds"
+    if _loops(_WORD.findall(said)):
+        return "it goes round in a loop"
+    if not _NEGATED.search(said) and (unseen := [k for k in kinds.named(said)
+                                                 if k not in kinds.named(text)]):
+        return f"it tells of {', '.join(kinds.plural(k) for k in unseen)}, which nothing seen holds"
     return None
+
+
+def _loops(words: list[str], run: int = 6, times: int = 3) -> bool:
+    """Whether some run of words comes back three times: a small model that loses its thread
+    says "a person wearing a grey top and bottom" or "at 6.2 seconds, there is one person in
+    the picture" over and over until its tokens run out."""
+    seen: dict[tuple[str, ...], int] = {}
+    for k in range(len(words) - run + 1):
+        key = tuple(words[k:k + run])
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] >= times:
+            return True
+    return False
