@@ -179,8 +179,7 @@ def _statement(rows: list[dict], tags: list[dict], facts: list[str], span: Span 
         seconds[r["instance_id"]][r["action"]] += r["t_end"] - r["t_start"]
     for r in rows:
         # Where many are listed, a posture only where it is most of what the person does:
-        # someone who stood still for ten seconds, listed only by a one-frame jump and a
-        # one-second walk, was read as dancing.
+        # left out, someone who mostly kept still was read by their briefest movements.
         mine = seconds[r["instance_id"]]
         if r["action"] in POSTURES and len(rows) > _LISTED and \
                 mine[r["action"]] < sum(mine.values()) / 2:
@@ -232,8 +231,8 @@ def doings(tables: VideoTables, span: Span | None) -> str:
     many do each and for how long where many are ('5 people sitting (4-20 s each), 5 walking
     (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
     their time doing something else (standing tells less than waving), and kept where it is
-    most of what they do: an account of people who each stood for twenty seconds and walked
-    for one was told back as "people are walking"."""
+    most of what they do: left out, people who mostly kept still were told back by whatever
+    brief movement they also made."""
     if not has(tables, "actions"):
         return ""
     # person -> action -> [seconds weighted by score, first start, last end, seconds seen]

@@ -42,7 +42,7 @@ _VALUE_WORDS = frozenset(
      "centre", "center", "stays", "place", "enters", "leaves"} |
     {w for action in ACTIONS for w in _WORD.findall(action)})
 _QUOTED = re.compile(r'"([^"]*)"')
-# "There are no people in the video" names people rightly where none was seen.
+# A denial ("no dog is seen", "nothing else moves") names a kind rightly where none was seen.
 _NEGATED = re.compile(r"\b(?:no|not|none|nobody|nothing|without|neither|nor)\b|n't\b")
 
 
@@ -96,9 +96,8 @@ def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], S
 
 def account(tables: VideoTables, span: Span | None) -> str:
     """The digest's evidence in sentences, written by code: the answer where the model's
-    telling is refused or cannot be had. The digest's own bracketed lines were that answer
-    before ("[0.0-42.4 s] 1 moving object no detector could name ..."), for a clip with no
-    person in it that the model had told as "the man is talking to the camera"."""
+    telling is refused or cannot be had, where the digest's own bracketed lines had been the
+    answer ("[0.0-42.4 s] 1 moving object no detector could name ...")."""
     lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
     counts = {r["category"]: r["n"] for r in tables.rows(
         f"SELECT category, COUNT(*) AS n FROM instances WHERE last_seen >= {lo} AND "
@@ -119,8 +118,7 @@ def account(tables: VideoTables, span: Span | None) -> str:
         said.append(f"{'Also tracked' if people else 'Tracked'}: {', '.join(things)}.")
     if seems := activity_queries.happening(tables, span):
         said.append(f"A video classifier reads it as {seems}.")
-    if facts := [f for f in activity_queries.picture_facts(tables, span)
-                 if f not in ("colour", "camera", "lit")]:
+    if facts := _telling_facts(tables, span):
         said.append(f"The picture: {', '.join(facts)}.")
     speech = _speech(tables, lo, hi)
     for r in speech[:2]:
@@ -171,17 +169,21 @@ def _what_happens(tables: VideoTables, span: Span | None, people: int) -> str:
         said += f"what people do: {doing}; "
     if at_once := _at_once(tables, span, people):
         said += f"at most {plural(at_once, 'person')} in view at once; "
-    # Colour footage from a camera in daylight is what every video is: only the rest tells.
-    if facts := [f for f in activity_queries.picture_facts(tables, span)
-                 if f not in ("colour", "camera", "lit")]:
+    if facts := _telling_facts(tables, span):
         said += f"the picture: {', '.join(facts)}; "
     return said
 
 
+def _telling_facts(tables: VideoTables, span: Span | None) -> list[str]:
+    # Colour footage from a camera in daylight is what every video is: only the rest tells.
+    return [f for f in activity_queries.picture_facts(tables, span)
+            if f not in ("colour", "camera", "lit")]
+
+
 def _at_once(tables: VideoTables, span: Span | None, people: int) -> int | None:
     """The most people in view at the same moment (`queries.most_at_once`), where more than one
-    was tracked: how many at a time is no single person's action, and an account told each
-    person's doings but not whether they were there together."""
+    was tracked: how many are in view together is no single person's action, and an account
+    told each person's doings but not whether they were there together."""
     if people < 2:
         return None
     return int(queries.most_at_once(tables, Target(None, "person", "person"), span, "").value)
@@ -259,8 +261,8 @@ def refused(answer: str, question: str, digest: list[str]) -> str | None:
 
 def _loops(words: list[str], run: int = 6, times: int = 3) -> bool:
     """Whether some run of words comes back three times: a small model that loses its thread
-    says "a person wearing a grey top and bottom" or "at 6.2 seconds, there is one person in
-    the picture" over and over until its tokens run out."""
+    says one clause over and over, with a new time or colour each round, until its tokens run
+    out."""
     seen: dict[tuple[str, ...], int] = {}
     for k in range(len(words) - run + 1):
         key = tuple(words[k:k + run])

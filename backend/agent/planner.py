@@ -329,8 +329,7 @@ class Planner:
 
     def _tell(self, q: _Question, parent: Node) -> Node:
         """The digest in sentences, one LLM call; code's own account of it (the step's value,
-        `digest.account`) where the model's repeats the question, says nothing the digest
-        holds, or cannot be had."""
+        `digest.account`) where the model's is refused (`digest.refused`) or cannot be had."""
         lines = parent.observation.splitlines()
         why = "no LLM call or time left"
         if not self._exhausted(q):
