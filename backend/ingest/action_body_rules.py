@@ -9,7 +9,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from backend.ingest.action_sightings import Seen, Track, ankles_y, arm_reach, dist, reach, window
+from backend.ingest.action_sightings import Seen, Track, ankles_y, arm_reach, dist, window
 from models import pose as kp_index
 
 # Foot point speed, body heights a second: a walk at 1.4 m/s is about 0.8; people change from
@@ -23,6 +23,9 @@ POINT_REACH = 0.8           # wrist from shoulder, torsos: an arm held out strai
 POINT_LEVEL = 0.4           # wrist within this of the shoulder's height, torsos (a handshake
                             # is lower, at the waist)
 POINT_DOWN = 0.3            # the other wrist this far below its shoulder, torsos
+ONE_ARM = 0.75              # both wrists out this near each other, torsos: one arm seen twice
+PUNCH_REACH = 0.9           # wrist from shoulder, torsos: the arm out straight after a punch
+PUNCH_THRUST = 0.6          # and this much longer than just before
 FACE_HAND = 1.3             # a wrist this near the nose (head widths) is at the face: a
                             # hand at the ear holding a phone has its wrist by the jaw
 
@@ -88,7 +91,7 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             mark(pid, "turning round", s.t, note)
         if punching(track, k):
             mark(pid, "punching", s.t, "a wrist thrown out to a straight arm at shoulder height")
-        if _pointing(track, k):
+        if _pointing(track, k, speed):
             mark(pid, "pointing", s.t, "one arm held out straight at shoulder height, the other down")
         if _climbing(track, k):
             mark(pid, "climbing", s.t, "rising steadily without getting smaller")
@@ -219,36 +222,50 @@ def _turning(track: Track, k: int) -> str:
     return f"facing {words[other]} at {t:.1f} s, {words[s.facing]} at {s.t:.1f} s"
 
 
-def _reading_before(track: Track, k: int) -> Seen | None:
-    """The last sighting with keypoints in the 0.45 s before sighting k (two frames at 5 a
-    second): what a pose is compared with to tell a thrust from a held arm."""
+def _readings_before(track: Track, k: int) -> list[Seen]:
+    """The sightings with keypoints in the 0.45 s before sighting k (two frames at 5 a second):
+    what a pose is compared with to tell a thrust from a held arm."""
     s = track[k]
-    before = [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
-    return before[-1] if before else None
+    return [n for n in track.between(s.t - 0.45, s.t) if n.kp is not None]
 
 
 def punching(track: Track, k: int) -> bool:
-    s, before = track[k], _reading_before(track, k)
-    if before is None or s.kp is None:
+    """An arm straight out at shoulder height (PUNCH_REACH) that was bent on a sighting in the
+    0.45 s before (PUNCH_THRUST shorter): a fist thrown. Against the nearer reading alone, a
+    punch half caught on the frame between is missed."""
+    s, before = track[k], _readings_before(track, k)
+    if not before or s.kp is None:
         return False
-    now, then = reach(s), reach(before)
-    return any(d >= 1.0 and abs(up) <= 0.5 and d - d0 >= 0.6
-               for (d, up), (d0, _) in zip(now, then))
+    for arm, now in enumerate(arm_reach(s)):
+        if now is None or now[0] < PUNCH_REACH or abs(now[1]) > 0.5:
+            continue
+        then = [r[arm][0] for r in map(arm_reach, before) if r[arm] is not None]
+        if then and now[0] - min(then) >= PUNCH_THRUST:
+            return True
+    return False
 
 
-def _pointing(track: Track, k: int) -> bool:
+def _pointing(track: Track, k: int, speed: float | None) -> bool:
     """One arm straight out at shoulder height and the other hanging (or out of view), the same
     arm out on the sighting before too: held, which a punch, a throw or a reach for a hand is
-    not (a punch is out for a frame; two a second apart would make a second of pointing)."""
-    before = _reading_before(track, k)
-    return before is not None and (arm := _arm_out(track[k])) is not None and arm == _arm_out(before)
+    not (a punch is out for a frame; two a second apart would make a second of pointing). The
+    feet still: someone walking at another with arms out is about to push or grab them."""
+    before = _readings_before(track, k)
+    return bool(before) and (speed is None or speed < WALK) and \
+        (arm := _arm_out(track[k])) is not None and arm == _arm_out(before[-1])
 
 
 def _arm_out(s: Seen) -> int | None:
-    """Which arm (0 left, 1 right) is out pointing-fashion, if one is and the other hangs."""
+    """Which arm (0 left, 1 right) is out pointing-fashion, if one is and the other hangs. Both
+    out with the wrists together (ONE_ARM), on someone not facing the camera, is one arm: seen
+    side-on or from behind, the pose model puts the hidden arm's joints on the one in view (2
+    stands for that). Facing the camera, two arms out are two arms."""
     arms = arm_reach(s)
     out = [i for i, a in enumerate(arms)
            if a is not None and a[0] >= POINT_REACH and abs(a[1]) <= POINT_LEVEL]
+    if len(out) == 2 and s.facing != "camera" and \
+            dist(s.joint(kp_index.L_WRIST), s.joint(kp_index.R_WRIST)) <= ONE_ARM * s.torso:
+        return 2
     if len(out) != 1:
         return None
     other = arms[1 - out[0]]

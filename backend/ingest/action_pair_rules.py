@@ -4,7 +4,10 @@ with the same balls-at-hands as passing."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+
+import numpy as np
 
 from backend.ingest.action_body_rules import WALK, punching
 from backend.ingest.action_sightings import Seen, Thing, Track, dist, inside, iou, reach
@@ -12,10 +15,17 @@ from models import pose as kp_index
 
 THROWN = {"sports ball", "frisbee"}
 PUSH_REACH = 0.6     # the pusher's wrist this far from its shoulder, torsos: an arm put out
+PUSH_LOW = 0.6       # and no further than this below the shoulder, torsos (not hanging)
 PUSH_AWAY = 0.5      # the other's feet then move this far away from the pusher, torsos,
 PUSH_SECONDS = 1.0   # within this long
 EMBRACE_IOU = 0.3    # boxes overlapping this much: an embrace (hugging needs it; a push
                      # within PUSH_SECONDS of it is not one)
+GROUND_LINE = 0.1    # box bottoms this near (body heights): feet on one line, side by side,
+                     # not one person behind the other
+EMBRACE_SECONDS = 1.0   # overlapping on one ground line this long, staying put: an embrace
+EMBRACE_STILL = 0.25    # staying put: each one's feet within this many body heights throughout
+APART = 0.5             # feet this far apart before (body heights, about a body's width):
+                        # they came together
 
 
 def _gaze(s: Seen) -> int:
@@ -35,6 +45,7 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
     punches = defaultdict(set)
     shoves: list[tuple[float, Seen, int, Seen, int]] = []   # (t, pusher, id, pushed, id)
     embraced = defaultdict(list)   # pair -> times their boxes overlapped as in a hug
+    together = defaultdict(list)   # pair -> times their boxes overlapped on one ground line
     for index, seen in on_frame.items():
         for pid, s in seen.items():
             for thing in things.get(index, ()):
@@ -45,11 +56,17 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
         for i, a_id in enumerate(ids):
             for b_id in ids[i + 1:]:
                 a, b = seen[a_id], seen[b_id]
-                if a.interpolated or b.interpolated or not 0.6 <= a.height / b.height <= 1.67:
-                    continue
                 # Cheap first: every rule below wants them within four torsos, under a body
                 # height each (a crowd has hundreds of pairs a frame, nearly all far apart).
-                if abs(a.foot[0] - b.foot[0]) > 4 * max(a.height, b.height):
+                if not 0.6 <= a.height / b.height <= 1.67 or \
+                        abs(a.foot[0] - b.foot[0]) > 4 * max(a.height, b.height):
+                    continue
+                # Held boxes count here: of two people in an embrace one is often hidden
+                # behind the other, and the tracker holds their box where it was.
+                if iou(a.box, b.box) >= EMBRACE_IOU and 0.8 <= a.height / b.height <= 1.25 and \
+                        abs(a.box[3] - b.box[3]) <= GROUND_LINE * max(a.height, b.height):
+                    together[(a_id, b_id)].append(a.t)
+                if a.interpolated or b.interpolated:
                     continue
                 torso = (a.torso + b.torso) / 2
                 # Side by side for a photograph, both facing the camera, arms round shoulders
@@ -75,9 +92,8 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
                         mark(p, "hugging", a.t, f"boxes overlapping, arms round #{q}", q)
                 if overlap >= EMBRACE_IOU:
                     embraced[(a_id, b_id)].append(a.t)
-                if not close:
-                    shoves += [(a.t, *pusher) for pusher in ((a, a_id, b, b_id), (b, b_id, a, a_id))
-                               if _hand_out_on(pusher[0], pusher[2])]
+                shoves += [(a.t, *pusher) for pusher in ((a, a_id, b, b_id), (b, b_id, a, a_id))
+                           if _hand_out_on(pusher[0], pusher[2])]
                 if gap <= 3 * torso:
                     punches[(a_id, b_id)].add(a.t)
     for t, pid, ball in ball_near:
@@ -86,8 +102,11 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
             mark(pid, "passing a ball", t, f"the ball #{ball} goes to #{later[0][1]}", later[0][1])
     _throws(on_frame, things, ball_near, mark)
     tracks = _tracks(on_frame)
-    _pushes(shoves, tracks, embraced, mark)
-    _fights(punches, tracks, mark)
+    struck = {pid: {track[k].t for k in range(len(track)) if punching(track, k)}
+              for pid, track in tracks.items()}
+    _pushes(shoves, tracks, embraced, struck, mark)
+    _embraces(together, tracks, mark)
+    _fights(punches, struck, mark)
 
 
 def _hands_meet(a: Seen, b: Seen, torso: float) -> bool:
@@ -119,19 +138,23 @@ def _arms_round(a: Seen, b: Seen) -> bool:
 
 
 def _hand_out_on(a: Seen, b: Seen) -> bool:
-    """An arm of `a` put out (PUSH_REACH) with its wrist on the torso of `b`."""
-    return _arms_round(a, b) and any(d >= PUSH_REACH for d, _ in reach(a))
+    """An arm of `a` put out (PUSH_REACH, the wrist no lower than PUSH_LOW below the shoulder)
+    with its wrist on the torso of `b`. An arm hanging at the side is as long, and its wrist is
+    on the torso of anyone walking close past."""
+    return _arms_round(a, b) and any(d >= PUSH_REACH and up >= -PUSH_LOW for d, up in reach(a))
 
 
-def _pushes(shoves, tracks: dict[int, Track], embraced, mark) -> None:
+def _pushes(shoves, tracks: dict[int, Track], embraced, struck, mark) -> None:
     """A hand put out on someone standing still, then their feet moving away from the pusher
     by PUSH_AWAY torsos within PUSH_SECONDS: a push. A hand laid on a shoulder moves no one;
     people walking past each other overlap, hands on each other's boxes, but were moving
     before; a hug starts and ends with arms round the other, but overlaps the two boxes
-    (EMBRACE_IOU) within that time."""
+    (EMBRACE_IOU) within that time; and a fist thrown (`punching`) just before knocks the other
+    back too: that is a punch."""
     for t, a, a_id, b, b_id in shoves:
         pair = (min(a_id, b_id), max(a_id, b_id))
-        if any(abs(t - t2) <= PUSH_SECONDS for t2 in embraced.get(pair, ())):
+        if any(abs(t - t2) <= PUSH_SECONDS for t2 in embraced.get(pair, ())) or \
+                any(abs(t - t2) <= PUSH_SECONDS / 2 for t2 in struck.get(a_id, ())):
             continue
         track = tracks[b_id]
         before = [n for n in track.between(t - PUSH_SECONDS, t) if not n.interpolated]
@@ -144,6 +167,47 @@ def _pushes(shoves, tracks: dict[int, Track], embraced, mark) -> None:
         if moved >= PUSH_AWAY * b.torso:
             mark(a_id, "pushing", t, f"a hand out on #{b_id}, who stood still and then moves away",
                  b_id)
+
+
+def _embraces(together: dict[tuple[int, int], list[float]], tracks: dict[int, Track],
+              mark) -> None:
+    """Two people of about one height who came together (`_came_together`), then their boxes
+    overlapping with the feet on one ground line for EMBRACE_SECONDS or more, both staying put:
+    an embrace, read from the boxes where the keypoints of two bodies pressed together are a
+    tangle (or one body is hidden). People walking side by side overlap as long, but move; one
+    standing behind another has the feet higher in the picture; a group standing together
+    never came together in view. The sightings must be under half a second apart: a video
+    sampled slower (a mall seen from above at 2 frames a second) showed shoppers who stopped
+    side by side as hugging."""
+    for (a_id, b_id), times in together.items():
+        times = sorted(times)
+        run = [times[0]]
+        for t in times[1:] + [math.inf]:
+            if t - run[-1] <= 0.45:
+                run.append(t)
+                continue
+            if run[-1] - run[0] >= EMBRACE_SECONDS - 1e-6 and \
+                    all(_stays_put(tracks[p], run[0], run[-1]) for p in (a_id, b_id)) and \
+                    _came_together(tracks[a_id], tracks[b_id], run[0]):
+                for at in run:
+                    mark(a_id, "hugging", at, f"boxes overlapping side by side with #{b_id}", b_id)
+                    mark(b_id, "hugging", at, f"boxes overlapping side by side with #{a_id}", a_id)
+            run = [t]
+
+
+def _came_together(a: Track, b: Track, t: float) -> bool:
+    """Whether the two were APART or more apart, both seen, at some time in the two
+    EMBRACE_SECONDS before t."""
+    at_b = {n.t: n for n in b.between(t - 2 * EMBRACE_SECONDS, t)}
+    return any(abs(n.foot[0] - at_b[n.t].foot[0]) >= APART * max(n.height, at_b[n.t].height)
+               for n in a.between(t - 2 * EMBRACE_SECONDS, t) if n.t in at_b)
+
+
+def _stays_put(track: Track, t0: float, t1: float) -> bool:
+    near = track.between(t0, t1 + 1e-6)
+    xs = [n.foot[0] for n in near]
+    return bool(xs) and \
+        max(xs) - min(xs) <= EMBRACE_STILL * float(np.median([n.height for n in near]))
 
 
 def _throws(on_frame, things, ball_near, mark) -> None:
@@ -173,10 +237,8 @@ def _tracks(on_frame) -> dict[int, Track]:
     return {pid: Track(found) for pid, found in sightings.items()}
 
 
-def _fights(close: dict[tuple[int, int], set[float]], tracks: dict[int, Track], mark) -> None:
+def _fights(close: dict[tuple[int, int], set[float]], struck: dict[int, set[float]], mark) -> None:
     """A pair close together while one of them punches."""
-    struck = {pid: {track[k].t for k in range(len(track)) if punching(track, k)}
-              for pid, track in tracks.items()}
     for (a, b), times in close.items():
         for t in times:
             if any(abs(t - p) <= 1.0 for p in struck.get(a, ()) | struck.get(b, ())):
