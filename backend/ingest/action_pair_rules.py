@@ -22,6 +22,7 @@ EMBRACE_IOU = 0.3    # boxes overlapping this much: an embrace (hugging needs it
                      # within PUSH_SECONDS of it is not one)
 GROUND_LINE = 0.1    # box bottoms this near (body heights): feet on one line, side by side,
                      # not one person behind the other
+EMBRACE_HEIGHTS = 1.25  # boxes of about one height: not a box cut by the frame's edge, a child
 EMBRACE_SECONDS = 1.0   # overlapping on one ground line this long, staying put: an embrace
 EMBRACE_STILL = 0.25    # staying put: each one's feet within this many body heights throughout
 APART = 0.5             # feet this far apart before (body heights, about a body's width):
@@ -63,7 +64,8 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
                     continue
                 # Held boxes count here: of two people in an embrace one is often hidden
                 # behind the other, and the tracker holds their box where it was.
-                if iou(a.box, b.box) >= EMBRACE_IOU and 0.8 <= a.height / b.height <= 1.25 and \
+                if iou(a.box, b.box) >= EMBRACE_IOU and \
+                        1 / EMBRACE_HEIGHTS <= a.height / b.height <= EMBRACE_HEIGHTS and \
                         abs(a.box[3] - b.box[3]) <= GROUND_LINE * max(a.height, b.height):
                     together[(a_id, b_id)].append(a.t)
                 if a.interpolated or b.interpolated:
