@@ -253,8 +253,10 @@ def refused(answer: str, question: str, digest: list[str]) -> str | None:
         return "it says nothing the evidence holds"
     if _loops(_WORD.findall(said)):
         return "it goes round in a loop"
-    if not _NEGATED.search(said) and (unseen := [k for k in kinds.named(said)
-                                                 if k not in kinds.named(text)]):
+    if _NEGATED.search(said):
+        return None
+    seen = set(kinds.named(text))  # read once: named() scans every kind's words
+    if unseen := [k for k in kinds.named(said) if k not in seen]:
         return f"it tells of {', '.join(kinds.plural(k) for k in unseen)}, which nothing seen holds"
     return None
 

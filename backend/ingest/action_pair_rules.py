@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from backend.ingest.action_body_rules import WALK, punching
+from backend.ingest.action_body_rules import WALK
 from backend.ingest.action_sightings import Seen, Thing, Track, dist, inside, iou, reach
 from models import pose as kp_index
 
@@ -21,7 +21,7 @@ PUSH_SECONDS = 1.0   # within this long
 EMBRACE_IOU = 0.3    # boxes overlapping this much: an embrace (hugging needs it; a push
                      # within PUSH_SECONDS of it is not one)
 GROUND_LINE = 0.1    # box bottoms this near (body heights): feet on one line, side by side,
-                     # not one person behind the other
+                     # not one standing behind the other
 EMBRACE_HEIGHTS = 1.25  # boxes of about one height: not a box cut by the frame's edge, a child
 EMBRACE_SECONDS = 1.0   # overlapping on one ground line this long, staying put: an embrace
 EMBRACE_STILL = 0.25    # staying put: each one's feet within this many body heights throughout
@@ -40,8 +40,9 @@ def _gaze(s: Seen) -> int:
 
 
 def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[Thing]],
-                   speeds, mark) -> None:
-    """Marks what each pair seen together on a frame does, and passes and throws of a ball."""
+                   speeds, struck: dict[int, set[float]], mark) -> None:
+    """Marks what each pair seen together on a frame does, and passes and throws of a ball.
+    `struck`: each person's times of a punch, as the body rules read them."""
     ball_near: list[tuple[float, int, int]] = []   # (t, person, ball) a ball at a hand
     punches = defaultdict(set)
     shoves: list[tuple[float, Seen, int, Seen, int]] = []   # (t, pusher, id, pushed, id)
@@ -62,8 +63,8 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
                 if not 0.6 <= a.height / b.height <= 1.67 or \
                         abs(a.foot[0] - b.foot[0]) > 4 * max(a.height, b.height):
                     continue
-                # Held boxes count here: of two people in an embrace one is often hidden
-                # behind the other, and the tracker holds their box where it was.
+                # Held boxes count here: of an embracing pair one is often hidden behind
+                # the other, and the tracker holds their box where it was.
                 if iou(a.box, b.box) >= EMBRACE_IOU and \
                         1 / EMBRACE_HEIGHTS <= a.height / b.height <= EMBRACE_HEIGHTS and \
                         abs(a.box[3] - b.box[3]) <= GROUND_LINE * max(a.height, b.height):
@@ -104,8 +105,6 @@ def between_people(on_frame: dict[int, dict[int, Seen]], things: dict[int, list[
             mark(pid, "passing a ball", t, f"the ball #{ball} goes to #{later[0][1]}", later[0][1])
     _throws(on_frame, things, ball_near, mark)
     tracks = _tracks(on_frame)
-    struck = {pid: {track[k].t for k in range(len(track)) if punching(track, k)}
-              for pid, track in tracks.items()}
     _pushes(shoves, tracks, embraced, struck, mark)
     _embraces(together, tracks, mark)
     _fights(punches, struck, mark)
@@ -173,7 +172,7 @@ def _pushes(shoves, tracks: dict[int, Track], embraced, struck, mark) -> None:
 
 def _embraces(together: dict[tuple[int, int], list[float]], tracks: dict[int, Track],
               mark) -> None:
-    """Two people of about one height who came together (`_came_together`), then their boxes
+    """A pair of about one height who came together (`_came_together`), then their boxes
     overlapping with the feet on one ground line for EMBRACE_SECONDS or more, both staying put:
     an embrace, read from the boxes where the keypoints of two bodies pressed together are a
     tangle (or one body is hidden). People walking side by side overlap as long, but move; one

@@ -133,7 +133,9 @@ def perceive(frames: list[Frame], size: tuple[int, int],
                     if action == "riding":
                         riding_times.add(s.t)
         body_actions(pid, track, speeds, pan, riding_times, support, mark)
-    between_people(on_frame, things, speeds, mark)
+    # The punches the body rules marked: fights and pushes read them, not a second reading.
+    struck = {pid: set(support[(pid, "punching", None)].times) for pid in people}
+    between_people(on_frame, things, speeds, struck, mark)
     return _intervals(support, people)
 
 
