@@ -137,7 +137,7 @@ def timeline_figure(instances: Sequence[Mapping], highlight: Iterable[int] | Non
                  f"in view {_seconds(inst['first_seen'])} – {_seconds(inst['last_seen'])}"]
         if len(intervals) > 1:
             lines.append(f"{len(intervals)} separate appearances")
-        for key in ("appearance", "action"):
+        for key in ("appearance", "colours", "action"):
             if inst.get(key):
                 lines.append(f"{key}: {hover_text(inst[key], 120)}")
         if used is not None:

@@ -48,8 +48,8 @@ def _query(entry: VideoEntry, sql: str) -> list[dict]:
 def timeline_data(entry: VideoEntry, gap_s: float = PRESENCE_GAP_S) -> TimelineData:
     """Tracked objects, their presence intervals (split where unseen for over `gap_s`) and
     what each does when."""
-    instances = _query(entry, "SELECT id, category, first_seen, last_seen, appearance, action "
-                              "FROM instances ORDER BY id")
+    # Every column: videos ingested before the colours' shares were kept have none.
+    instances = _query(entry, "SELECT * FROM instances ORDER BY id")
     # Gaps and islands in SQL: a new span starts where the previous sighting is over gap_s ago.
     rows = _query(entry, f"""
         WITH d AS (SELECT instance_id, t,

@@ -19,12 +19,14 @@ video(id TEXT, name TEXT, sha256 TEXT, fps REAL, frames INTEGER, duration REAL, 
       height INTEGER, has_audio INTEGER, codec TEXT, ingested_at TEXT, models TEXT)
   -- one row: the video's facts; models is JSON naming the model behind each stage.
 instances(id INTEGER, category TEXT, first_seen REAL, last_seen REAL, first_frame INTEGER,
-          last_frame INTEGER, frame_count INTEGER, appearance TEXT, action TEXT)
+          last_frame INTEGER, frame_count INTEGER, appearance TEXT, action TEXT, colours TEXT)
   -- one row per tracked object (space-dominant memory); ids are 1..K in order of appearance;
   -- category e.g. 'person', or 'moving object' (anything that moved in front of a static
   -- camera: appearance gives its measured size, colour and shape); action describes its
   -- motion and, for people, posture and facing, e.g. 'moves down the frame, sitting, back to
-  -- the camera'.
+  -- the camera'; colours names the colours of its pixels with their shares, a person's by
+  -- garment, e.g. 'top: grey 41%, blue 30%; bottom: blue 55%, black 30%' (appearance says the
+  -- one colour that clearly leads, where one does).
 detections(instance_id INTEGER, frame INTEGER, t REAL, x1 REAL, y1 REAL, x2 REAL, y2 REAL,
            confidence REAL, posture TEXT, arm_raised INTEGER, facing TEXT)
   -- one row per instance per sampled frame: its trajectory (confidence 0: the box is
@@ -94,7 +96,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
     }, pk="id")
     db["instances"].create({
         "id": int, "category": str, "first_seen": float, "last_seen": float, "first_frame": int,
-        "last_frame": int, "frame_count": int, "appearance": str, "action": str,
+        "last_frame": int, "frame_count": int, "appearance": str, "action": str, "colours": str,
     }, pk="id")
     db["detections"].create({
         "instance_id": int, "frame": int, "t": float, "x1": float, "y1": float, "x2": float,

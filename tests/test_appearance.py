@@ -53,8 +53,9 @@ def _largest_box(name: str, kind: str, image: np.ndarray):
 ])
 def test_objects_are_named_from_their_own_pixels_as_the_captions_name_them(name, kind, said):
     image = _image(name)
-    rgb = colours.object_colour(image, _largest_box(name, kind, image), colours.white_patch(image))
-    assert colours.colour_name(rgb) == said
+    reading = colours.object_colour(image, _largest_box(name, kind, image),
+                                    colours.white_patch(image))
+    assert colours.colour_name(reading.rgb) == said
 
 
 def _person(models: ModelSet, image: np.ndarray):
@@ -72,8 +73,8 @@ def test_clothes_are_read_by_body_part_from_the_keypoints(models):
     assert len(upper) and len(lower)
     gains = colours.white_patch(image)
     top, bottom = colours.person_colours(image, person.box, person.pose.keypoints, gains)
-    assert colours.colour_name(top) == "red" and colours.colour_name(bottom) != "red"
-    assert describe.appearance("person", top, bottom).startswith("person in red top and ")
+    assert colours.colour_name(top.rgb) == "red" and colours.colour_name(bottom.rgb) != "red"
+    assert describe.appearance("person", top.rgb, bottom.rgb).startswith("person in red top and ")
 
 
 def test_a_person_seen_to_the_chest_has_a_top_and_no_bottom_and_skin_is_left_out(models):
@@ -87,8 +88,8 @@ def test_a_person_seen_to_the_chest_has_a_top_and_no_bottom_and_skin_is_left_out
     skin_toned = np.isin(named, ("brown", "orange")).sum()
     assert skin_toned > (named == "white").sum()   # her face and hands outnumber the shirt
     top, bottom = colours.person_colours(image, person.box, person.pose.keypoints, gains)
-    assert colours.colour_name(top) == "white" and bottom is None
-    assert describe.appearance("person", top, bottom) == "person in white top"
+    assert colours.colour_name(top.rgb) == "white" and bottom is None
+    assert describe.appearance("person", top.rgb, None) == "person in white top"
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -97,7 +98,7 @@ def test_a_person_seen_to_the_chest_has_a_top_and_no_bottom_and_skin_is_left_out
 def test_no_colour_is_stated_where_the_pixels_do_not_clearly_agree(name, kind):
     image = _image(name)
     box = _largest_box(name, kind, image)
-    assert colours.object_colour(image, box, colours.white_patch(image)) is None
+    assert colours.object_colour(image, box, colours.white_patch(image)).rgb is None
     assert describe.appearance(kind, None, None) == kind
 
 
@@ -108,8 +109,27 @@ def test_a_shirt_half_hidden_by_spray_states_no_colour(models):
     person = _person(models, image)
     top, bottom = colours.person_colours(image, person.box, person.pose.keypoints,
                                          colours.white_patch(image))
-    assert top is None and bottom is None
-    assert describe.appearance("person", top, bottom) == "person"
+    assert top.rgb is None and bottom is None   # unclear; the hips are out of view
+    assert describe.appearance("person", top.rgb, None) == "person"
+
+
+def test_an_unclear_shirt_keeps_its_pixels_shares_for_the_options_to_be_weighed_by(models):
+    # The same surfer: no colour leads his chest, but his pixels' shares are kept, and where
+    # the options name black and no colour of the sea or the spray, black is chosen; with blue
+    # beside it, neither leads and both are left to choose between.
+    image = _image("000000002261.jpg")
+    person = _person(models, image)
+    top, bottom = colours.person_colours(image, person.box, person.pose.keypoints,
+                                         colours.white_patch(image))
+    listed = describe.colour_shares("person", top, bottom)
+    assert listed.startswith("top: black ") and "bottom" not in listed
+    shares = describe.shares(listed, "top")
+    assert {"black", "white"} <= set(shares) and sum(shares.values()) > 0.8
+    options = ["red", "black", "green", "yellow", "pink"]
+    d = option_match.decide({"colours": [], "shares": shares}, options)
+    assert d.chosen == 1 and d.basis == "nearest"
+    d = option_match.decide({"colours": [], "shares": shares}, ["red", "black", "blue", "yellow"])
+    assert d.chosen is None and set(d.supported) == {1, 2}
 
 
 def test_shades_of_one_surface_are_no_rivals_but_another_hue_is():
@@ -223,6 +243,7 @@ def test_a_garment_asked_about_is_answered_from_its_body_part_only(tud):
         result = run(TypedQuery(operation="appearance", target="#4", time="", until="", words=""),
                      question, tud)
         assert result.value == part and result.typed["colours"] == [part], result.text
+        assert part in result.typed["shares"], result.typed   # the part's own pixels only
 
 
 def test_no_colour_is_claimed_where_ingest_stored_none(tud, tmp_path):
@@ -230,12 +251,17 @@ def test_no_colour_is_claimed_where_ingest_stored_none(tud, tmp_path):
     # no value, rather than the appearance's bare words.
     db_path = tmp_path / "tables.db"
     shutil.copyfile(tud.db_path, db_path)
-    sqlite_utils.Database(db_path).execute(
-        "UPDATE instances SET appearance = 'person' WHERE id = 4")
-    result = run(TypedQuery(operation="appearance", target="#4", time="", until="", words=""),
-                 "what colour is person 4 wearing", VideoTables(db_path))
+    db = sqlite_utils.Database(db_path)
+    db.execute("UPDATE instances SET appearance = 'person' WHERE id = 4")
+    query = TypedQuery(operation="appearance", target="#4", time="", until="", words="")
+    result = run(query, "what colour is person 4 wearing", VideoTables(db_path))
     assert result.value == "" and result.typed["colours"] == [], result.text
-    assert "#4: person (no clear colour measured)" in result.text
+    assert "#4: person (no clear colour measured) (its pixels: top: " in result.text
+    assert result.typed["shares"]   # the options can still be weighed by them
+    # A video ingested before the shares were kept: no column, no shares, no failure.
+    db.execute("ALTER TABLE instances DROP COLUMN colours")
+    older = run(query, "what colour is person 4 wearing", VideoTables(db_path))
+    assert older.value == "" and "shares" not in older.typed, older.text
 
 
 def test_a_colour_labelled_set_is_scored_per_part_on_alternating_halves(models, tmp_path):
@@ -264,6 +290,10 @@ def test_a_colour_labelled_set_is_scored_per_part_on_alternating_halves(models, 
     tune = found["figures"]["tune"]["white patch"]
     assert tune["by_part"]["top"]["right"] == 1 and tune["by_part"]["object"]["right"] == 1
     assert found["by_dataset"].keys() == {"people", "vehicles"}
+    # Each labelled colour asked with four it is not: the red top and the red bus chosen.
+    asked = found["choices"]["tune"]["with shares"]
+    assert asked["questions"] == 3 * appearance_bench.CHOICE_DRAWS
+    assert asked["right"] >= 2 * appearance_bench.CHOICE_DRAWS
 
 
 def test_a_labelled_set_without_navy_or_teal_counts_them_as_its_own_broader_colour():

@@ -80,6 +80,20 @@ def test_colours_match_by_name_and_neighbour():
     assert decide({"colours": ["navy"]}, ["red", "blue", "yellow"]).basis == "nearest"
 
 
+def test_where_no_measured_colour_is_an_option_the_pixels_shares_choose():
+    options = ["red", "green", "yellow", "white"]
+    # A red coat open over a dark shirt: black leads its pixels, and black is no option.
+    coat = {"black": 0.5, "red": 0.3, "white": 0.1}
+    d = decide({"colours": ["black"], "shares": coat}, options)
+    assert d.chosen == 0 and d.basis == "nearest" and "red 30%" in d.explanation
+    assert decide({"colours": [], "shares": coat}, options).chosen == 0   # none led at all
+    # Red and white (with its grey neighbour) too close to call: left to choose between them.
+    d = decide({"shares": {"red": 0.3, "white": 0.25, "grey": 0.2}}, options)
+    assert d.chosen is None and set(d.supported) == {0, 3}
+    # A measured colour that an option names decides, whatever the shares.
+    assert decide({"colours": ["white"], "shares": {"red": 0.6, "white": 0.3}}, options).chosen == 3
+
+
 def test_words_read_match_despite_ocr_slips_and_dates_are_left_to_meaning():
     options = ["SPEED CAMERA", "ROAD CLOSED", "PEDESTRIAN ALARM", "FOG WARNING"]
     d = decide({"texts": ["PEDESTRlAN ALARM", "80"]}, options)

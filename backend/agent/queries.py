@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from backend import kinds
 from backend.agent import meaning, option_match, precision
-from backend.agent.activity_queries import activity
+from backend.agent.activity_queries import activity, has
 from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.text_queries import screen_text, speech, timeline
 from backend.agent.scene_queries import YES_NO, scene
@@ -565,23 +565,30 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
     if unseen := _unseen(tables, target):
         return unseen
     order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
-    sql, rows = _instance_rows(tables, target, "i.id, i.category, i.appearance, i.first_seen",
+    # Videos ingested before the shares were kept have no colours column.
+    shared = ", i.colours" if has(tables, "instances", "colours") else ""
+    sql, rows = _instance_rows(tables, target, f"i.id, i.category, i.appearance, i.first_seen{shared}",
                                order.get(ordinal, "i.first_seen LIMIT 20"))
     if not rows:
         return _none_appears(target, sql)
     which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
     said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
-    # Ingest stores no colour where the pixels did not clearly agree on one (`colours.dominant`):
+    # Ingest stores no colour where the pixels did not clearly agree on one (`colours.read`):
     # say so, and give no value, so that no colour is claimed for it.
     listed = "; ".join(f"#{r['id']}: {r['appearance']}"
                        + ("" if option_match.colours_in(text) else " (no clear colour measured)")
+                       + (f" (its pixels: {r['colours']})" if r.get("colours") else "")
                        for r, text in zip(rows, said))
     colours = [c for text in said for c in option_match.colours_in(text)]
     value = said[0] if len(rows) == 1 and colours else ""
+    typed = {"colours": list(dict.fromkeys(colours))}
+    # Of one thing, the options' colours can also be weighed by its pixels' shares.
+    if len(rows) == 1 and (pixels := describe.shares(rows[0].get("colours"), part)):
+        typed["shares"] = pixels
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
                   instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
-                  typed={"colours": list(dict.fromkeys(colours))})
+                  typed=typed)
 
 
 # first_appearance and last_appearance are read from the question's words (`asked_edge`).

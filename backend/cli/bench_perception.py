@@ -38,6 +38,8 @@ def bench_appearance(args, settings) -> dict:
 
 
 def print_appearance_bench(payload: dict) -> None:
+    from backend.evaluation import appearance_bench
+
     colours = payload["colours"]
     print(f"{colours['source']}: colour words of the captions where the thing was found")
     _print_colour_figures(colours)
@@ -48,6 +50,12 @@ def print_appearance_bench(payload: dict) -> None:
         print("\n  dataset (white patch) | items | stated | right | precision | coverage")
         for dataset, c in labelled["by_dataset"].items():
             print(f"    {dataset} | {_row(c)}")
+        print(f"\n  five options a labelled colour ({appearance_bench.CHOICE_DRAWS} draws of four "
+              "it is not), white patch | questions | right | wrong | left open | expected right")
+        for half, ways in labelled["choices"].items():
+            for way, c in ways.items():
+                print(f"    {half}, {way} | {c['questions']} | {c['right']} | {c['wrong']} | "
+                      f"{c['open']} | {_share(c['expected'])}")
     if "places" in payload:
         print("\nscene | half | track-times | place agrees | direction agrees (judged)")
         for run in payload["places"]["scenes"]:

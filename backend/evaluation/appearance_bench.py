@@ -14,7 +14,9 @@ Labelled colours (`--colour-set`): a manifest of images whose public dataset nam
 person's upper- and lower-body colours (PETA's pedestrian crops) or a vehicle's colour, kept
 outside this repo. Each crop shows a single pedestrian or vehicle: the pedestrian's parts by
 pose where the model finds them (else the crop's upper and lower middle), a vehicle's colour
-from the crop's middle. Halves alternate within each dataset, in name order.
+from the crop's middle. Halves alternate within each dataset, in name order. Each labelled
+colour is also asked as five-option questions and decided as the agent decides them, with and
+without the pixels' shares (`choice_figures`).
 
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -34,9 +37,10 @@ import numpy as np
 from PIL import Image
 
 from backend import kinds
+from backend.agent import option_match
 from backend.agent.option_match import COLOUR_WORDS
 from backend.evaluation.actions_bench import halves
-from backend.ingest import colours
+from backend.ingest import colours, describe
 from backend.ingest.describe import GARMENTS
 
 # A caption's words between a colour and its noun ('a red double decker bus'); a word that
@@ -101,12 +105,12 @@ def measured(image: np.ndarray, target: str, boxes: dict[str, list], people: lis
         person = max(people, key=lambda d: _area(d.box))
         keypoints = person.pose.keypoints if person.pose is not None else None
         upper, lower = colours.person_colours(image, person.box, keypoints)
-        rgb = upper if target.endswith("top") else lower
+        reading = upper if target.endswith("top") else lower
     else:
         if not boxes.get(target):
             return None
-        rgb = colours.object_colour(image, max(boxes[target], key=_area))
-    return UNSTATED if rgb is None else colours.colour_name(rgb)
+        reading = colours.object_colour(image, max(boxes[target], key=_area))
+    return UNSTATED if reading is None or reading.rgb is None else colours.colour_name(reading.rgb)
 
 
 def _balanced(image: np.ndarray) -> np.ndarray:
@@ -183,20 +187,72 @@ def labelled_bench(manifest: Path, models, progress=lambda line: None) -> dict:
             clothes = colours.person_colours(seen, person.box if person else whole, keypoints) \
                 if pedestrian else None
             for target, said in parts.items():
-                rgb = clothes[target != "person top"] if target.startswith("person ") \
+                reading = clothes[target != "person top"] if target.startswith("person ") \
                     else colours.object_colour(seen, whole)
-                name = UNSTATED if rgb is None else colours.colour_name(rgb)
+                name = UNSTATED if reading is None or reading.rgb is None \
+                    else colours.colour_name(reading.rgb)
                 items.append({"image": file, "half": half[file], "light": light,
                               "dataset": dataset[file], "target": target, "posed": keypoints
-                              is not None, "truth": sorted(said), "measured": _folded(name, said)})
+                              is not None, "truth": sorted(said), "measured": _folded(name, said),
+                              "stated": name, "shares": _stored_shares(reading)})
         progress(f"{n}/{len(truth)} {file}: {dict(parts)}")
     return {"source": str(manifest), "items": items,
             "figures": {h: {light: colour_figures([i for i in items if i["half"] == h
                                                     and i["light"] == light])
                             for light in LIGHT} for h in ("tune", "report")},
+            "choices": {h: choice_figures([i for i in items if i["half"] == h
+                                           and i["light"] == "white patch"])
+                        for h in ("tune", "report")},
             "by_dataset": {d: _shares(_tallied([i for i in items if i["dataset"] == d
                                                 and i["light"] == "white patch"]))
                            for d in sorted(set(dataset.values()))}}
+
+
+def _stored_shares(reading) -> dict[str, float]:
+    """The pixels' shares as the agent reads them: through the text ingest stores."""
+    return {} if reading is None else describe.shares(describe.colour_shares("thing", reading, None))
+
+
+# Each labelled colour is asked as a multiple-choice question would ask it: the colour among four
+# the label does not name, drawn from the eleven basic colour terms; this many draws of the four,
+# fixed by the image's name.
+CHOICE_DRAWS = 5
+_BASIC = ("black", "blue", "brown", "green", "grey", "orange", "pink", "purple", "red", "white",
+          "yellow")
+
+
+def choice_figures(items: list[dict]) -> dict:
+    """Each labelled colour as five-option questions, decided as the agent decides them
+    (`option_match.decide`) from the colour measured alone and with the pixels' shares too:
+    right, wrong and left open, and the share right where the options left open are guessed
+    among evenly (a model at chance)."""
+    ways = {"colour alone": lambda item: {"colours": [item["stated"]] if item["stated"] else []},
+            "with shares": lambda item: {"colours": [item["stated"]] if item["stated"] else [],
+                                         "shares": item["shares"]}}
+    figures = {}
+    for way, typed in ways.items():
+        tally = {"questions": 0, "right": 0, "wrong": 0, "open": 0, "expected": 0.0}
+        for item in items:
+            for colour in item["truth"]:
+                draw = random.Random(f"{item['image']} {item['target']} {colour}")
+                for _ in range(CHOICE_DRAWS):
+                    options = draw.sample([c for c in _BASIC if c not in item["truth"]], 4)
+                    options.insert(draw.randrange(5), colour)
+                    decision = option_match.decide(typed(item), options)
+                    chosen = None if decision is None else decision.chosen
+                    left = (decision.supported if decision is not None else []) \
+                        or list(range(len(options)))
+                    answer = options.index(colour)
+                    tally["questions"] += 1
+                    if chosen is None:
+                        tally["open"] += 1
+                        tally["expected"] += (answer in left) / len(left)
+                    else:
+                        tally["right" if chosen == answer else "wrong"] += 1
+                        tally["expected"] += chosen == answer
+        n = tally["questions"]
+        figures[way] = {**tally, "expected": round(tally["expected"] / n, 3) if n else None}
+    return figures
 
 
 def _people(models, image: np.ndarray) -> list:

@@ -13,6 +13,8 @@ and in shade is one colour.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -30,7 +32,7 @@ _CENTRE_RGB = {
     "blue": (89, 101, 139), "navy": (25, 35, 100), "purple": (109, 73, 118),
     "pink": (181, 135, 146),
 }
-_NAMES = list(_CENTRE_RGB)
+_CHROMATIC = list(_CENTRE_RGB)
 # Under this chroma (C*ab) a colour is white, grey or black: chosen with the centres above on
 # both tuning halves (PETA's and the COCO captions') from 12, 15 and 18 (18 before them: cream
 # walls and shaded white shirts carry some chroma, but so do a camera's dull green and blue
@@ -60,17 +62,17 @@ def lab(rgb: np.ndarray) -> np.ndarray:
                      200 * (f[..., 1] - f[..., 2])], axis=-1)
 
 
-_CENTRES = lab(np.array([_CENTRE_RGB[n] for n in _NAMES]))
+_CENTRES = lab(np.array([_CENTRE_RGB[n] for n in _CHROMATIC]))
 
 
 # Every name, in alphabetical order: a region's names are counted as their index here.
-_ALL = np.array(sorted([*_NAMES, "white", "grey", "black"]), dtype=object)
-_CODE = {str(name): k for k, name in enumerate(_ALL)}
-_HUES = np.array([_CODE[n] for n in _NAMES])
+NAMES = np.array(sorted([*_CHROMATIC, "white", "grey", "black"]), dtype=object)
+_CODE = {str(name): k for k, name in enumerate(NAMES)}
+_HUES = np.array([_CODE[n] for n in _CHROMATIC])
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
-    """The index in `_ALL` of each CIELAB value's name, of (N, 3)."""
+    """The index in `NAMES` of each CIELAB value's name, of (N, 3)."""
     out = np.empty(len(values), dtype=np.intp)
     chroma = np.hypot(values[:, 1], values[:, 2])
     grey = chroma < ACHROMATIC
@@ -88,7 +90,7 @@ def _codes(values: np.ndarray) -> np.ndarray:
 
 def names(pixels: np.ndarray) -> np.ndarray:
     """The colour name of each RGB pixel of (N, 3)."""
-    return _ALL[_codes(lab(np.asarray(pixels).reshape(-1, 3)))]
+    return NAMES[_codes(lab(np.asarray(pixels).reshape(-1, 3)))]
 
 
 def colour_name(rgb: np.ndarray) -> str:
@@ -107,33 +109,49 @@ _SHADES = {frozenset(("white", "grey")), frozenset(("grey", "black"))}
 # the people of 640x480 footage (TUD-Campus) without colours; 100 to 300 changed nothing.
 
 
-def _leader(codes: np.ndarray, lead: float) -> int | None:
+def _leader(tally: np.ndarray, lead: float) -> int | None:
     """The commonest name's code where it leads every name of another hue by `lead`, else None.
     Names are counted in alphabetical order, so that a tie goes to the same name every time."""
-    tally = np.bincount(codes, minlength=len(_ALL))
     values = np.flatnonzero(tally)
     counts = tally[values]
     order = np.argsort(counts)[::-1]
     top = values[order[0]]
     rivals = [counts[k] for k in order[1:]
-              if frozenset((_ALL[top], _ALL[values[k]])) not in _SHADES]
+              if frozenset((NAMES[top], NAMES[values[k]])) not in _SHADES]
     return None if rivals and counts[order[0]] < lead * rivals[0] else int(top)
 
 
-def dominant(pixels: np.ndarray, gains: np.ndarray | None = None, lead: float = _LEAD,
-             values: np.ndarray | None = None) -> np.ndarray | None:
-    """The median RGB of the pixels named the commonest colour, after the light's `gains`
-    (`white_patch`); None for no pixels or where that name does not lead the next of another
-    hue `lead` times. `values`: the pixels' CIELAB, where the caller has it already (no
-    `gains` then)."""
+@dataclass(frozen=True)
+class Reading:
+    """A region's colour: `rgb`, the median of the pixels named the leading colour (None where
+    no name clearly leads), and `shares`, each name's share of the pixels, in `NAMES` order (a
+    question's options may name the colour that came second)."""
+    rgb: np.ndarray | None
+    shares: np.ndarray
+
+
+def read(pixels: np.ndarray, gains: np.ndarray | None = None, lead: float = _LEAD,
+         values: np.ndarray | None = None) -> Reading | None:
+    """The pixels' colour after the light's `gains` (`white_patch`), None for no pixels; the
+    leading name must lead the next of another hue `lead` times. `values`: the pixels'
+    CIELAB, where the caller has it already (no `gains` then)."""
     pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 3)
     if gains is not None:
         pixels = np.clip(pixels * gains, 0, 255)
     if len(pixels) == 0:
         return None
     codes = _codes(lab(pixels) if values is None else values)
-    top = _leader(codes, lead)
-    return None if top is None else np.median(pixels[codes == top], axis=0)
+    tally = np.bincount(codes, minlength=len(NAMES))
+    top = _leader(tally, lead)
+    return Reading(None if top is None else np.median(pixels[codes == top], axis=0),
+                   tally / tally.sum())
+
+
+def dominant(pixels: np.ndarray, gains: np.ndarray | None = None, lead: float = _LEAD
+             ) -> np.ndarray | None:
+    """The median RGB of the pixels named the leading colour (`read`), None where none leads."""
+    reading = read(pixels, gains, lead)
+    return None if reading is None else reading.rgb
 
 
 def white_patch(frame: np.ndarray) -> np.ndarray:
@@ -242,21 +260,21 @@ def _without_skin(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def person_colours(frame: np.ndarray, box, keypoints=None, gains=None
-                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(upper, lower) RGB of a person's clothes: by body part where the pose was read (lower
-    None when the hips are out of view), else the box's upper and lower middle; skin left out,
-    and None for a part whose colour is unclear (`dominant`)."""
+                   ) -> tuple[Reading | None, Reading | None]:
+    """(upper, lower) colours of a person's clothes: by body part where the pose was read
+    (lower None when the hips are out of view), else the box's upper and lower middle; skin
+    left out."""
     parts = body_regions(frame, keypoints) if keypoints is not None else None
     if parts is None:
         parts = _box_pixels(frame, box, 0.15, 0.5), _box_pixels(frame, box, 0.5, 0.85)
     garments = (_without_skin(_lit(part, gains)) for part in parts)
-    return tuple(dominant(pixels, values=values) for pixels, values in garments)
+    return tuple(read(pixels, values=values) for pixels, values in garments)
 
 
-def object_colour(frame: np.ndarray, box, gains=None) -> np.ndarray | None:
-    """An object's RGB from the middle of its box, where the object is rather than around it;
-    None where it is unclear (`dominant`)."""
-    return dominant(_box_pixels(frame, box, 0.25, 0.75), gains)
+def object_colour(frame: np.ndarray, box, gains=None) -> Reading | None:
+    """An object's colour from the middle of its box, where the object is rather than around
+    it."""
+    return read(_box_pixels(frame, box, 0.25, 0.75), gains)
 
 
 def _lit(pixels: np.ndarray, gains) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.ingest.actions import ACTIONS as ACTION_NAMES, POSTURES
-from backend.ingest.colours import colour_name
+from backend.ingest.colours import NAMES, Reading, colour_name
 from backend.places import third
 from models.types import Pose
 
@@ -51,6 +51,37 @@ def worn(looks: str, part: str) -> str:
     """The colour `appearance` gives a part ('top' or 'bottom'), or '' where it gives none."""
     found = re.search(rf"\b([a-z]+(?: [a-z]+)?) {part}\b", looks.removeprefix("person in "))
     return found.group(1).removeprefix("and ") if found else ""
+
+
+# A colour is listed among a part's shares where it covers this much of it: less is a logo,
+# a collar or background at the region's edge.
+SHARE_FLOOR = 0.05
+
+
+def colour_shares(category: str, upper: Reading | None, lower: Reading | None) -> str:
+    """The names of a thing's pixels, largest share first: 'top: grey 41%, blue 30%; bottom:
+    blue 55%, black 30%' for a person, 'red 52%, white 20%' for anything else."""
+    def listed(reading: Reading) -> str:
+        return ", ".join(f"{NAMES[k]} {reading.shares[k]:.0%}"
+                         for k in np.argsort(-reading.shares, kind="stable")
+                         if reading.shares[k] >= SHARE_FLOOR)
+    if category == "person":
+        return "; ".join(f"{part}: {listed(r)}" for r, part in ((upper, "top"), (lower, "bottom"))
+                         if r is not None)
+    return listed(upper) if upper is not None else ""
+
+
+def shares(text: str, part: str = "") -> dict[str, float]:
+    """The shares `colour_shares` wrote: of a person's one part ('top', 'bottom'), or of the
+    whole (both parts, each name's larger share)."""
+    found: dict[str, float] = {}
+    for chunk in (text or "").split(";"):
+        label, _, listed = chunk.rpartition(":")
+        if part and label.strip() != part:
+            continue
+        for name, share in re.findall(r"([a-z]+) (\d+)%", listed):
+            found[name] = max(found.get(name, 0.0), int(share) / 100)
+    return found
 
 
 def appearance(category: str, upper_rgb: np.ndarray | None, lower_rgb: np.ndarray | None) -> str:

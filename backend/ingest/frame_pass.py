@@ -21,6 +21,7 @@ from backend.config import Settings
 from backend.errors import CaptionError
 from backend.factory import CAPTION_HINT, ModelSet
 from backend.ingest import colours, decode, objects, picture_facts
+from backend.ingest.colours import Reading
 from backend.ingest.picture_facts import Measure
 from backend.ingest.picture import PictureSpan
 from backend.ingest.tracks import CROWD, ExitSplitter, Frame
@@ -43,7 +44,9 @@ class FrameEvidence:
     """What the single pass over frames collects; small per frame, so it may grow with length."""
 
     frames: list[Frame] = field(default_factory=list)
-    colours: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=lambda: defaultdict(list))
+    # (upper, lower) per track, each time its detector ran
+    colours: dict[int, list[tuple[Reading | None, Reading | None]]] = field(
+        default_factory=lambda: defaultdict(list))
     ocr_runs: list[tuple[float, int, list[TextItem]]] = field(default_factory=list)
     captions: list[tuple[float, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -389,13 +392,13 @@ def _largest_change(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _colours(frame: np.ndarray, detection: Detection, gains: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray] | None:
+             ) -> tuple[Reading | None, Reading | None] | None:
     """(upper, lower) colour of a detection: the one measured over its own pixels where the
     detector knows them (moving objects); a person's clothes by body part
     (`colours.person_colours`, None for a part out of view); else the middle of the box.
     None where nothing was measured."""
     if detection.colour is not None:
-        colour = np.asarray(detection.colour)
+        colour = colours.read(np.asarray(detection.colour)[None])
         return colour, colour
     if detection.category == "person":
         keypoints = detection.pose.keypoints if detection.pose is not None else None

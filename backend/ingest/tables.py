@@ -14,7 +14,7 @@ from backend.config import Settings
 from backend import episodic
 from backend.ingest import decode, describe, scenes
 from backend.ingest.actions import Action
-from backend.ingest.colours import dominant
+from backend.ingest.colours import Reading, dominant
 from backend.ingest.frame_pass import FrameEvidence
 from backend.ingest.tracks import Frame
 from models.motion import CATEGORY as MOVING
@@ -25,22 +25,31 @@ def steps(duration: float, step: float) -> list[tuple[float, float]]:
     return [(k * step, min((k + 1) * step, duration)) for k in range(max(1, math.ceil(duration / step)))]
 
 
-def merge_colours(colours: dict[int, list], mapping: dict[int, int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Each instance's (upper, lower) colour over its frames, None for a part never seen or
-    never clear: the commonest name wins, so a few frames of shade or occlusion do not pull a
-    red coat towards brown. A frame whose pixels did not agree stated nothing already
-    (`colours.dominant`); between frames no lead is asked, as none was measured."""
+def merge_colours(colours: dict[int, list], mapping: dict[int, int]
+                  ) -> dict[int, tuple[Reading | None, Reading | None]]:
+    """Each instance's (upper, lower) colour over its frames, None for a part never seen. Its
+    colour: the commonest name wins, so a few frames of shade or occlusion do not pull a red
+    coat towards brown; a frame whose pixels did not agree stated nothing already
+    (`colours.read`), and between frames no lead is asked, as none was measured. Its shares:
+    every frame's, averaged."""
     merged: dict[int, list] = defaultdict(list)
     for raw_id, samples in colours.items():
         if raw_id in mapping:
             merged[mapping[raw_id]].extend(samples)
-    return {i: tuple(dominant([s[part] for s in samples if s[part] is not None], lead=1.0)
+    return {i: tuple(_merged([s[part] for s in samples if s[part] is not None])
                      for part in (0, 1))
             for i, samples in merged.items()}
 
 
+def _merged(readings: list[Reading]) -> Reading | None:
+    if not readings:
+        return None
+    return Reading(dominant([r.rgb for r in readings if r.rgb is not None], lead=1.0),
+                   np.mean([r.shares for r in readings], axis=0))
+
+
 def write_instances(db: sqlite_utils.Database, frames: list[Frame],
-                     colours: dict[int, tuple[np.ndarray, np.ndarray]],
+                     colours: dict[int, tuple[Reading | None, Reading | None]],
                      meta: decode.VideoMeta, acts: list[Action] = (), looks: list = ()
                      ) -> dict[int, tuple[str, list[describe.TrackPoint]]]:
     """instances + detections tables; returns {id: (category, trajectory)} for descriptions.
@@ -73,7 +82,8 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
     kinds = {i: category for i, (category, _) in tracks.items()}
     instance_rows = []
     for instance_id, (category, points) in sorted(tracks.items()):
-        upper, lower = colours.get(instance_id, (None, None))
+        worn = colours.get(instance_id, (None, None))
+        upper, lower = (None if r is None else r.rgb for r in worn)
         first_frame, last_frame = first_last[instance_id]
         boxes = sizes[instance_id]
         area = float(np.median([w * h for w, h in boxes])) / (meta.width * meta.height)
@@ -93,6 +103,7 @@ def write_instances(db: sqlite_utils.Database, frames: list[Frame],
             "last_seen": round(points[-1].t, 3), "first_frame": first_frame,
             "last_frame": last_frame, "frame_count": len(points),
             "appearance": looks, "action": action,
+            "colours": describe.colour_shares(category, *worn),
         })
     db["instances"].insert_all(instance_rows)
     db["detections"].insert_all(rows, batch_size=2000)
