@@ -82,6 +82,22 @@ def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer
     assert answer.option == 0 and answer.usage.llm_calls == 0
 
 
+def test_a_kind_nobody_saw_supports_no_option_and_leaves_the_question_its_one_reading(clips):
+    """A ball is something the kinds tracked could show, but TUD-Campus holds only people
+    walking: 'kicking a ball' is not supported by the kinds tracked, and with nothing else
+    speaking to any option the question gets its one reading. An option naming the people who
+    were tracked, or none of a kind, still speaks."""
+    from backend.agent import unsupported
+
+    settings, ids = clips
+    tables = _tables(settings, ids["mot15_TUD-Campus.mp4"])
+    assert "sports ball" not in tables.tracked
+    sports = ["kicking a ball", "rowing", "fencing", "surfing", "skiing"]
+    assert not unsupported.speaks_to(tables, sports)
+    assert unsupported.speaks_to(tables, [*sports[:4], "a group of people"])
+    assert unsupported.speaks_to(tables, [*sports[:4], "no ball at all"])
+
+
 def test_a_replayed_workflow_does_not_spare_a_hopeless_question_its_one_reading():
     """A similar question's workflow, run on this video, is a typed query like the routed one:
     where nothing speaks to any option it finds no more, so the one reading still applies. A

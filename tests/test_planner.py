@@ -551,3 +551,28 @@ def test_with_options_the_last_call_of_the_budget_is_spent_on_an_answer():
     assert result.answered and result.answer == "b" and len(llm.prompts) == 3
     with pytest.raises(ValidationError):
         llm.schemas[-1].model_validate(step("When", "try 3"))
+
+
+def test_with_options_a_search_whose_every_path_failed_still_picks_flagged_low():
+    # A rowing clip's search: the activity tool saw canoeing, then the graph held nothing the
+    # input named, on both paths; the question had no answer after 98 s. Now, with calls left,
+    # the model picks from what the search saw, and the answer says it rests on that alone.
+    seen = FakeTool("What", [Observation("canoeing or kayaking 0.85", support="computed")] * 2)
+    graph = FakeTool("Graph", [Observation("(the graph holds nothing the input names)",
+                                           ok=False)] * 2)
+    planner, llm = make_planner([step("What", "activity"), step("Graph", "canoeing"),
+                                 step("Graph", "kayaking"), step("Answer", "rowing")],
+                                [seen, graph], n_solutions=2, max_llm_calls=12)
+    result = planner.solve("what activity is shown?", options=["kicking", "rowing", "pointing"])
+    assert result.answered and result.answer == "rowing"
+    assert result.confidence.level == "low" and result.confidence.basis == "fallback"
+    with pytest.raises(ValidationError):   # the last call could only answer
+        llm.schemas[-1].model_validate(step("Graph", "boats"))
+    # It answers from the deepest step that observed something: the activity, not the error.
+    last = result.nodes[result.chosen_leaves[0]]
+    assert result.nodes[last.parent].action == "What"
+    # A model that cannot be reached gives no pick either, and the budget still holds.
+    planner, llm = make_planner([LLMUnavailable("connection refused")] * 10, [seen, graph],
+                                n_solutions=2, max_llm_calls=4)
+    assert not planner.solve("what activity is shown?", options=["kicking", "rowing"]).answered
+    assert len(llm.prompts) <= 4

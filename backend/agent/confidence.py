@@ -33,7 +33,8 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "derived": "the model's reading of a computed value that no option states",
                 "contradicted": "a guess: the evidence computed fits none of the options",
                 "unsupported": "one reading of the video's digest: nothing the video holds "
-                "(kinds, actions, tags, speech, text on screen) speaks to any option"}
+                "(kinds, actions, tags, speech, text on screen) speaks to any option",
+                "fallback": "a pick from what the search saw after every path of it failed"}
 
 
 def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int,
@@ -51,7 +52,8 @@ def confidence(nodes: list[Node], good: list[int], chosen: list[int], tried: int
     leaf_basis = nodes[chosen[0]].support or "none"
     agree = len(chosen) / len(good)
     measurement = _measurement(nodes, chosen[0]) if leaf_basis == "computed" else {}
-    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted", "unsupported") \
+    if leaf_basis in ("none", "unobserved", "proxy", "nearest", "contradicted", "unsupported",
+                      "fallback") \
             or agree < 0.5:
         level = "low"
     elif leaf_basis == "computed" and agree == 1.0 and trusted(measurement):

@@ -255,7 +255,7 @@ class Planner:
             or (self.config.grounded and leaf.support in _FINAL))
 
     def _result(self, q: _Question) -> PlanResult:
-        good = q.answered()
+        good = q.answered() or self._fallback(q)
         answer, option, chosen = self._merge(q, good)
         if not good:
             failures = dict.fromkeys(q.nodes[i].failure for i in q.leaves)
@@ -266,6 +266,21 @@ class Planner:
                           seconds=time.monotonic() - q.started,
                           confidence=confidence(q.nodes, good, chosen, len(q.leaves),
                                                 self.config.trusted))
+
+    def _fallback(self, q: _Question) -> list[int]:
+        """Where every path failed (a tool error, a repeated step) and a call is left, a
+        multiple-choice question still gets the model's pick from what the search saw, flagged
+        low: an answer beats none (a rowing clip's search ended on the graph's "holds nothing
+        the input names" twice, after 98 s, with no answer at all)."""
+        if not (self.config.grounded and q.options) or self._exhausted(q):
+            return []
+        seen = [n for n in q.nodes[1:] if n.action and n.action != ANSWER and not n.failure]
+        parent = max(seen, key=lambda n: n.depth, default=q.nodes[0])
+        node = self._step(q, parent, [], answer_only=True)
+        if node.option is not None and not node.failure:
+            node.support = "fallback"
+            q.leaves.append(node.id)
+        return q.answered()
 
     def _expand_and_run(self, q: _Question, selected: Node) -> Node:
         if q.given:
@@ -360,7 +375,8 @@ class Planner:
         self.on_step(node)
         return node
 
-    def _step(self, q: _Question, parent: Node, avoid: list[str]) -> Node:
+    def _step(self, q: _Question, parent: Node, avoid: list[str],
+              answer_only: bool = False) -> Node:
         node = q.grow(parent)
         path = path_to(q.nodes, parent.id)[1:]
         history = [{"thought": n.thought, "action": n.action, "action_input": n.action_input,
@@ -390,7 +406,8 @@ class Planner:
         # its (flagged) best guess. So it does when one call is left: an answer beats none.
         last_call = self.config.max_llm_calls - self.ctx.usage.calls <= 1
         only_answer = self.config.grounded and q.options and (parent.support in _ONLY_ANSWER
-                                                             or last_call or contradicted)
+                                                             or last_call or contradicted
+                                                             or answer_only)
         try:
             step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:
