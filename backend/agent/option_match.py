@@ -10,7 +10,8 @@ supported are all the model may choose among; none supported is said so.
 Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
 - kinds: {kind: how many tracked}, with group (the broader word asked for, or None) and
   unnamed (moving things no detector named);
-- colours: the colour names measured on the object asked about;
+- colours: the colour names measured on the object asked about, and shares: {a colour name:
+  its share of that one object's pixels};
 - texts: what was read on screen or said (one entry per text or sentence);
 - activities: {"words": {a word of what people do ('riding', 'horse') or of a picture fact
   ('indoors'): how strongly the video shows it, 0-1}, "tags": {a tag's label: [its WordNet
@@ -20,7 +21,9 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   on-screen text, or how many sightings there, for an object (`queries.position`; then
   where says which);
 - ways: {a way across or along the picture, in `meaning.direction`'s words: how many tracks
-  go it} (`queries.movement`).
+  go it} (`queries.movement`);
+- relations: {a relation in `places.RELATIONS`' words: on how many of the frames two things
+  were seen together it held}, with frames, that number (`relation_queries`).
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from backend import kinds
+from backend import kinds, places
 from backend.agent import meaning, typed_values
 from backend.agent.activity_queries import FACTS, TAGS
+from backend.agent.relation_queries import HOLDS
 from backend.ingest.actions import POSTURES
 
 
@@ -67,6 +71,8 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
         return _by_colours(typed.get("colours", []), options, typed.get("shares", {}))
     if typed.get("places") and all(meaning.place(o) for o in options):
         return _by_places(typed["places"], options, typed.get("where", "where the text was read"))
+    if typed.get("relations") is not None and any(places.relation_said(o) for o in options):
+        return _by_relations(typed["relations"], typed.get("frames", 0), options)
     if typed.get("ways") and all(meaning.direction(o) for o in options):
         return _by_ways(typed["ways"], options)
     if typed.get("texts"):
@@ -339,6 +345,16 @@ def _by_ways(ways: dict[str, int], options: list[str]) -> Decision:
     scores = {i: round(ways.get(meaning.direction(o), 0) / total, 2) for i, o in enumerate(options)}
     shown = ", ".join(f"{w} ({n})" for w, n in ways.items())
     return _decision(scores, options, f"the ways the tracks go ({shown})", exact=0.5)
+
+
+def _by_relations(held: dict[str, int], frames: int, options: list[str]) -> Decision:
+    """Score: the share of the frames both were seen on where the relation the option says
+    held; one held on more than half states it."""
+    scores = {i: round(held.get(said[0], 0) / max(frames, 1), 2) for i, o in enumerate(options)
+              if (said := places.relation_said(o))}
+    shown = ", ".join(f"{r} {n}" for r, n in held.items() if n)
+    return _decision(scores, options, f"the relations their boxes showed on {frames} frames "
+                     f"({shown or 'none'})", exact=HOLDS)
 
 
 # ---- activities -----------------------------------------------------------------------------

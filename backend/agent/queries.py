@@ -28,6 +28,7 @@ from backend import kinds
 from backend.agent import meaning, option_match, precision
 from backend.agent.activity_queries import activity, has
 from backend.agent.kind_queries import held, kinds_seen
+from backend.agent.relation_queries import relation
 from backend.agent.text_queries import screen_text, speech, timeline
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
@@ -47,6 +48,9 @@ OPERATIONS: dict[str, str] = {
     "movement": "how an object, or the objects of a kind, move (direction across the frame)",
     "position": "where in the picture an object, or the objects of a kind, are at a time "
                 "(left, centre or right; top, middle or bottom; near or far)",
+    "relation": "where an object, or the objects of a kind, are relative to another named in "
+                "words ('car', '#2'): left or right of it, in front of or behind it, next to it, "
+                "on it, above or below it",
     "appearance": "what an object, or the objects of a kind, look like (colours)",
     "kinds": "which kinds of things appear (people, vehicles, animals, objects), how many of each",
     "held": "what people hold, carry or wear: the objects seen inside a person's box",
@@ -69,7 +73,8 @@ class TypedQuery(BaseModel):
     time: str = Field(max_length=40, description="the time as the question says it ('at 10 s', "
                                                  "'1:10', 'the start', 'the end'), or ''")
     until: str = Field(max_length=40, description="the end of an interval, or ''")
-    words: str = Field(max_length=60, description="words to find in speech or on-screen text, or ''")
+    words: str = Field(max_length=60, description="words to find in speech or on-screen text, "
+                                                  "the other thing of a relation, or ''")
 
 
 _PEOPLE_SEEN_NEAR = 0.6   # seconds: a detection this close to the asked time counts as "at" it
@@ -140,6 +145,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
                      if w in describe.GARMENTS), "")
         operation = partial(appearance, part=worn, ordinal="" if not ordinal else
                             "first" if ordinal.group(1) in ("first", "earliest") else "last")
+    if query.operation == "relation":
+        operation = partial(relation, question=question)
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
@@ -594,7 +601,8 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
 # first_appearance and last_appearance are read from the question's words (`asked_edge`).
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
-    "movement": movement, "position": position, "appearance": appearance, "speech": speech,
+    "movement": movement, "position": position, "relation": relation, "appearance": appearance,
+    "speech": speech,
     "screen_text": screen_text,
     "timeline": timeline, "kinds": kinds_seen, "held": held, "activity": activity,
 }

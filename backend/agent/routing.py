@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from backend import kinds
+from backend import kinds, places
 from backend.agent import (digest, meaning, option_match, ordinals, queries, unsupported,
                            video_tables)
 from backend.agent.planner import DIGEST, GivenStep
@@ -131,6 +131,8 @@ def route(question: str, duration: float | None = None,
                 else "kinds"), "What"
     if _DIRECTION.search(question) and _named_kind(question):
         return "movement", "What"
+    if relation_sides(question, options) is not None:
+        return "relation", "What"
     if _WHERE_AT.search(question) and _named_kind(question) and \
             (not options or all(meaning.place(o) for o in options)):
         return "position", "What"
@@ -148,6 +150,33 @@ def route(question: str, duration: float | None = None,
         if named <= 1:  # "which animal": a parrot, a cockatoo, a dog: beyond the COCO kinds
             return "activity", "What"
     return None
+
+
+# "Where is the dog relative to the person?", whose options say the relation.
+_RELATIVE = re.compile(r"\b(?:relative to|in relation to|compared (?:to|with))\b", re.I)
+_ONE = re.compile(r"(?:#|\b(?:person|man|woman|player|id|object|number)\s*#?\s*)(\d+)\b", re.I)
+
+
+def relation_sides(question: str, options: list[str] | None = None) -> tuple[str, str] | None:
+    """(the thing asked about, the one it is relative to) of a question that says a relation
+    between two named things ("is the man to the left of the car", "is person 4 in front of
+    person 2"), or asks where one is relative to another with options that say relations."""
+    said = places.relation_said(question)
+    if said is not None:
+        _, start, end = said
+    elif options and all(places.relation_said(o) for o in options) and \
+            (relative := _RELATIVE.search(question)):
+        start, end = relative.span()
+    else:
+        return None
+    sides = _thing(question[:start]), _thing(question[end:])
+    return sides if all(sides) else None
+
+
+def _thing(text: str) -> str:
+    """'#4' for a numbered one, else the kind the text names ('' for none)."""
+    one = _ONE.search(text)
+    return f"#{one.group(1)}" if one else _named_kind(text)
 
 
 def _named_options(options: list[str]) -> int:
@@ -204,6 +233,9 @@ def first_step(question: str, tables: video_tables.VideoTables,
         return None
     operation, tool = chosen
     target = _target(operation, question)
+    words = quoted_words(question) if operation in ("screen_text", "speech") else ""
+    if operation == "relation":
+        target, words = relation_sides(question, options) or ("", "")
     if operation in _ONE_OF and not target.startswith("#"):
         kind = target or _named_kind(question)
         one = ordinals.pick(tables, kind, question, resolve(question, tables.duration))
@@ -212,8 +244,7 @@ def first_step(question: str, tables: video_tables.VideoTables,
     if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
-                               words=quoted_words(question) if operation in ("screen_text",
-                                                                              "speech") else "")
+                               words=words)
     result = queries.run(query, question, tables)
     if result.support == "none":
         return None
@@ -263,4 +294,5 @@ _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "mea
          "in_view": "how many are in view at a time", "kinds": "which kinds of things appear",
          "held": "what people hold", "movement": "where something goes",
          "position": "where something is in the picture",
+         "relation": "where one thing is relative to another",
          "activity": "what people do and what the picture shows"}

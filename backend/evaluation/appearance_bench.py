@@ -21,7 +21,8 @@ without the pixels' shares (`choice_figures`).
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
 (`places.third`) and direction over the second around it (`describe.motion`) are compared with
-the true box's.
+the true box's; and each pair of matches on one frame, whose relations (`places.relations`:
+left of, in front of, next to ...) are compared with their true boxes'.
 """
 
 from __future__ import annotations
@@ -385,17 +386,40 @@ def agreement(pairs: list) -> dict:
             judged += 1
             directions += (motion([_point(s, b, z) for s, _, b, z in near]) ==
                            motion([_point(s, g, z) for s, g, _, z in near]))
+    paired, related = _relations_agree(pairs)
     return {"matched": len(pairs), "place_right": places, "directions_judged": judged,
-            "direction_right": directions,
+            "direction_right": directions, "pairs": paired, "relation_right": related,
             "place_agrees": round(places / len(pairs), 3) if pairs else None,
-            "direction_agrees": round(directions / judged, 3) if judged else None}
+            "direction_agrees": round(directions / judged, 3) if judged else None,
+            "relation_agrees": round(related / paired, 3) if paired else None}
+
+
+def _relations_agree(pairs: list) -> tuple[int, int]:
+    """(pairs of people seen on one frame, pairs whose relations from the tracked boxes are
+    exactly those of their true boxes: left or right, in front or behind, next to, on, above or
+    below)."""
+    from backend.places import relations
+
+    by_time = defaultdict(list)
+    for _, t, gt_box, box, _ in pairs:
+        by_time[t].append((gt_box, box))
+    paired = related = 0
+    for seen in by_time.values():
+        for k, (gt_a, a) in enumerate(seen):
+            for gt_b, b in seen[k + 1:]:
+                paired += 1
+                related += relations(a, b) == relations(gt_a, gt_b)
+    return paired, related
 
 
 def _pooled(runs: list[dict]) -> dict:
     matched = sum(r["matched"] for r in runs)
     judged = sum(r["directions_judged"] for r in runs)
+    paired = sum(r["pairs"] for r in runs)
     places = sum(r["place_right"] for r in runs)
     directions = sum(r["direction_right"] for r in runs)
-    return {"matched": matched, "directions_judged": judged,
+    related = sum(r["relation_right"] for r in runs)
+    return {"matched": matched, "directions_judged": judged, "pairs": paired,
             "place_agrees": round(places / matched, 3) if matched else None,
-            "direction_agrees": round(directions / judged, 3) if judged else None}
+            "direction_agrees": round(directions / judged, 3) if judged else None,
+            "relation_agrees": round(related / paired, 3) if paired else None}

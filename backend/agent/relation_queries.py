@@ -1,0 +1,100 @@
+"""Where one thing is relative to another: the typed query behind "is the man to the left of the
+car?", "is the cup on the table?" and "where is the dog relative to the person?".
+
+Every sampled frame on which both were tracked (boxes held across an occlusion left out) gives
+the relations their two boxes show (`places.relations`); the answer counts on how many of those
+frames each relation held, and `typed` holds the counts, so that code scores options that say a
+relation (`option_match`). The value is the relation that held on more than half of them, if
+one did; a yes-or-no question about one relation is answered by whether it did.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from backend import kinds, places
+from backend.agent.timephrases import Span
+from backend.agent.video_tables import Result, Target, VideoTables, parse_target, quoted
+from backend.sql_runner import run_query
+
+# Pairs of sightings read at most: a long video's frames are taken evenly to stay within this.
+_MOST_PAIRS = 4000
+# A relation is the answer where it held on more than this share of the frames both were seen.
+HOLDS = 0.5
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did)\b", re.I)
+
+
+def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
+             question: str = "") -> Result:
+    """Where `target` is relative to the thing `words` names ('car', '#2')."""
+    other = parse_target(words)
+    if not words.strip():
+        return Result("A relation needs the other thing it is relative to (words: 'car', '#2').",
+                      support="none")
+    for thing in (target, other):
+        if reason := tables.unseen_category(thing):
+            return Result(reason, support="unobserved")
+    where = f"{_which('a', target)} AND {_which('b', other)}"
+    if span is not None:
+        where += f" AND a.t BETWEEN {span.start} AND {span.end}"
+    pairs_sql = (f"FROM detections a JOIN instances ia ON ia.id = a.instance_id "
+                 f"JOIN detections b ON b.frame = a.frame AND b.instance_id != a.instance_id "
+                 f"JOIN instances ib ON ib.id = b.instance_id "
+                 f"WHERE {where} AND a.confidence > 0 AND b.confidence > 0")
+    total = tables.rows(f"SELECT COUNT(*) AS n {pairs_sql}")[0]["n"]
+    label = f"{_named(target)} is relative to {_named(other)}"
+    if not total:
+        return Result(f"No frame shows {_named(target)} and {_named(other)} together, so where "
+                      f"{label} was never seen.", value="", support="read")
+    # Every stride-th sampled frame, so a long video's pairs stay within _MOST_PAIRS.
+    stride = math.ceil(total / _MOST_PAIRS)
+    sql = (f"WITH f AS (SELECT frame, ROW_NUMBER() OVER (ORDER BY frame) AS k "
+           f"FROM (SELECT DISTINCT frame FROM detections)) "
+           f"SELECT a.instance_id AS a_id, b.instance_id AS b_id, a.t, a.x1 AS ax1, a.y1 AS ay1, "
+           f"a.x2 AS ax2, a.y2 AS ay2, b.x1 AS bx1, b.y1 AS by1, b.x2 AS bx2, b.y2 AS by2 "
+           f"{pairs_sql.replace('WHERE ', 'JOIN f ON f.frame = a.frame WHERE ', 1)} "
+           f"AND f.k % {stride} = 0 ORDER BY a.t")
+    rows = run_query(tables.db_path, sql, timeout_s=tables.timeout_s,
+                     max_rows=_MOST_PAIRS).as_dicts()
+    held = Counter(r for row in rows for r in places.relations(
+        (row["ax1"], row["ay1"], row["ax2"], row["ay2"]),
+        (row["bx1"], row["by1"], row["bx2"], row["by2"])))
+    n = len(rows)
+    tally = ", ".join(f"{r} {held[r]}" for r in places.RELATIONS if held[r]) or "none"
+    ids = sorted({row["a_id"] for row in rows} | {row["b_id"] for row in rows})
+    first = rows[0]
+    example = (f"e.g. at {first['t']:.1f} s #{first['a_id']} box {first['ax1']:.0f},"
+               f"{first['ay1']:.0f}-{first['ax2']:.0f},{first['ay2']:.0f} and #{first['b_id']} "
+               f"box {first['bx1']:.0f},{first['by1']:.0f}-{first['bx2']:.0f},{first['by2']:.0f}")
+    leading = max(places.RELATIONS, key=lambda r: held[r])
+    value = leading if held[leading] > HOLDS * n else ""
+    asked = places.relation_said(question)
+    if asked and _YES_NO.search(question):
+        value = "yes" if held[asked[0]] > HOLDS * n else "no"
+    text = (f"Where {label}, on {n} frames where both were tracked{_every(stride)} (boxes: "
+            f"left or right by their centres, in front or behind by their bottoms, on where one "
+            f"rests on the other): {tally}; {example}.")
+    if asked and _YES_NO.search(question):
+        text += f" '{asked[0]}' held on {held[asked[0]]} of {n}."
+    return Result(text, value=value, sql=sql, rows=rows[:20], support="computed" if value
+                  else "read", times=sorted({row["t"] for row in rows})[:20], instance_ids=ids,
+                  typed={"relations": {r: held[r] for r in places.RELATIONS}, "frames": n})
+
+
+def _which(alias: str, thing: Target) -> str:
+    if thing.instance is not None:
+        return f"{alias}.instance_id = {thing.instance}"
+    if thing.category:
+        return (f"i{alias}.category IN "
+                f"({', '.join(quoted(k) for k in kinds.detected_as(thing.category))})")
+    return "1 = 1"
+
+
+def _named(thing: Target) -> str:
+    return thing.label if thing.instance is not None else f"the {thing.label}"
+
+
+def _every(stride: int) -> str:
+    return "" if stride == 1 else f" (every {stride}th frame of them)"
