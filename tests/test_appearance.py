@@ -193,6 +193,13 @@ def test_where_a_person_is_at_a_time_is_stated_by_code_with_its_box(tud):
     options = ["top left", "bottom right", result.value, "top right"]
     decision = option_match.decide(result.typed, options)
     assert decision.chosen == 2 and decision.basis == "computed"
+    # "On which side": the side of its third, by code too.
+    sided = "at 2 seconds, on which side of the picture is person 4?"
+    sides = ["on the left", "on the right"]
+    assert routing.route(sided, tud.duration, sides) == ("position", "What")
+    across = result.value.split()[-1]
+    decision = option_match.decide(result.typed, sides)
+    assert decision.chosen == (None if across == "centre" else sides.index(f"on the {across}"))
     # Someone out of view at the moment asked: their nearest sighting, said as such.
     gone = run(TypedQuery(operation="position", target="#3", time="", until="", words=""),
                "at 2 seconds, where is person 3?", tud)

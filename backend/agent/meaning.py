@@ -39,15 +39,27 @@ def direction(text: str) -> str | None:
 
 def place(text: str) -> tuple[str, str] | None:
     """(vertical, horizontal) third a short place phrase names ('lower left corner' ->
-    ('bottom', 'left'), 'centre' -> ('middle', 'centre')); None for anything else."""
+    ('bottom', 'left'), 'centre' -> ('middle', 'centre')); a side names one of them, the other
+    '' for any ('on the left' -> ('', 'left'), 'at the top' -> ('top', '')); None for anything
+    else."""
     words = re.findall(r"[a-z]+", text.lower())
     words = [w for w in words if w not in ("the", "in", "at", "on", "of", "corner", "side",
-                                           "part", "screen", "frame", "picture", "hand")]
+                                           "part", "screen", "frame", "picture", "hand", "half")]
     if words in (["centre"], ["center"], ["middle"]):
         return "middle", "centre"
+    if len(words) == 1 and words[0] in ("left", "right"):
+        return "", words[0]
+    if len(words) == 1 and words[0] in ("top", "upper", "bottom", "lower"):
+        return _VERTICAL[words[0]], ""
     if len(words) != 2 or words[0] not in _VERTICAL or words[1] not in _HORIZONTAL:
         return None
     return _VERTICAL[words[0]], _HORIZONTAL[words[1]]
+
+
+def in_place(third: tuple[str, str], named: tuple[str, str]) -> bool:
+    """Whether a third of the picture lies in the place an option names (a side: any third
+    along it)."""
+    return all(want in ("", got) for want, got in zip(named, third))
 
 
 def _meanings(text: str) -> set:

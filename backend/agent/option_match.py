@@ -328,13 +328,15 @@ def _by_words(texts: list[str], options: list[str]) -> Decision | None:
 
 def _by_places(places: dict[str, int], options: list[str], what: str) -> Decision:
     """Score: the share of the reads (or sightings) in the third of the picture the option
-    names."""
+    names, or along the side it names ('on the left': any of the three thirds at the left)."""
     total = sum(places.values()) or 1
     at = {}
     for where, reads in places.items():
         if third := meaning.place(where):
             at[third] = at.get(third, 0) + reads
-    scores = {i: round(at.get(meaning.place(o), 0) / total, 2) for i, o in enumerate(options)}
+    scores = {i: round(sum(n for third, n in at.items() if meaning.in_place(third, named))
+                       / total, 2)
+              for i, o in enumerate(options) if (named := meaning.place(o))}
     shown = ", ".join(f"{w} ({n})" for w, n in places.items())
     return _decision(scores, options, f"{what} ({shown})", exact=0.8)
 

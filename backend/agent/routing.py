@@ -92,7 +92,7 @@ _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 _WHERE_AT = re.compile(r"(?:^|[,;:]\s*)where\b(?! (?:\w+ ){0,4}?(?:go|goes|going|went|head|heads|"
                        r"heading|move|moves|moving|drive|drives|walk|walks|travel|travels)\b)"
                        r"|\b(?:in )?(?:which|what) (?:part|side|corner|third) of the (?:picture|frame|"
-                       r"screen|image|video|view)\b", re.I)
+                       r"screen|image|video|view)\b|\b(?:on|at|in) (?:which|what) side\b", re.I)
 
 
 # A where-question whose options are places on screen and that names no kind ("where is the
