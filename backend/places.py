@@ -51,9 +51,10 @@ def relations(a, b) -> set[str]:
 
 # How questions and options say each relation; 'on' not of a side ('on the left of' is left).
 _SAID = {
-    "left of": r"\b(?:to|on|at) the left(?: side| hand side)? of\b|\bleft of\b",
-    "right of": r"\b(?:to|on|at) the right(?: side| hand side)? of\b|\bright of\b",
-    "in front of": r"\bin front of\b|\b(?:nearer|closer) (?:to )?(?:the camera|us|the viewer) than\b",
+    "left of": r"\b(?:to|on|at) the left(?:[- ]hand)?(?: side)? of\b|\bleft of\b",
+    "right of": r"\b(?:to|on|at) the right(?:[- ]hand)?(?: side)? of\b|\bright of\b",
+    "in front of": r"\bin front of\b|\b(?:nearer|closer) (?:to )?(?:the camera|us|the viewer) "
+                   r"than\b",
     "behind": r"\bbehind\b|\bin back of\b|\b(?:farther|further) (?:from|away from) "
               r"(?:the camera|us|the viewer) than\b",
     "next to": r"\bnext to\b|\bbeside\b|\balongside\b",

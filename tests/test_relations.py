@@ -32,7 +32,7 @@ def test_two_boxes_relations_as_someone_looking_at_the_picture_says_them():
 
 @pytest.mark.parametrize("text, said", [
     ("is the man to the left of the car?", "left of"),
-    ("is the woman on the right-hand side of the bus", None),
+    ("is the woman on the right-hand side of the bus", "right of"),
     ("is the man on the right side of the car", "right of"),
     ("is person 4 in front of person 2?", "in front of"),
     ("is the cup on the table", "on"),

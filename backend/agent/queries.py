@@ -574,7 +574,8 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
     order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
     # Videos ingested before the shares were kept have no colours column.
     shared = ", i.colours" if has(tables, "instances", "colours") else ""
-    sql, rows = _instance_rows(tables, target, f"i.id, i.category, i.appearance, i.first_seen{shared}",
+    sql, rows = _instance_rows(tables, target,
+                               f"i.id, i.category, i.appearance, i.first_seen{shared}",
                                order.get(ordinal, "i.first_seen LIMIT 20"))
     if not rows:
         return _none_appears(target, sql)
@@ -602,7 +603,6 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
 _OPERATIONS = {
     "in_view": in_view, "most_at_once": most_at_once, "count_distinct": count_distinct,
     "movement": movement, "position": position, "relation": relation, "appearance": appearance,
-    "speech": speech,
-    "screen_text": screen_text,
-    "timeline": timeline, "kinds": kinds_seen, "held": held, "activity": activity,
+    "speech": speech, "screen_text": screen_text, "timeline": timeline, "kinds": kinds_seen,
+    "held": held, "activity": activity,
 }

@@ -36,14 +36,14 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
     for thing in (target, other):
         if reason := tables.unseen_category(thing):
             return Result(reason, support="unobserved")
-    where = f"{_which('a', target)} AND {_which('b', other)}"
+    pairs = ("FROM detections a JOIN instances ia ON ia.id = a.instance_id "
+             "JOIN detections b ON b.frame = a.frame AND b.instance_id != a.instance_id "
+             "JOIN instances ib ON ib.id = b.instance_id")
+    where = (f"WHERE {_which('a', target)} AND {_which('b', other)} "
+             f"AND a.confidence > 0 AND b.confidence > 0")
     if span is not None:
         where += f" AND a.t BETWEEN {span.start} AND {span.end}"
-    pairs_sql = (f"FROM detections a JOIN instances ia ON ia.id = a.instance_id "
-                 f"JOIN detections b ON b.frame = a.frame AND b.instance_id != a.instance_id "
-                 f"JOIN instances ib ON ib.id = b.instance_id "
-                 f"WHERE {where} AND a.confidence > 0 AND b.confidence > 0")
-    total = tables.rows(f"SELECT COUNT(*) AS n {pairs_sql}")[0]["n"]
+    total = tables.rows(f"SELECT COUNT(*) AS n {pairs} {where}")[0]["n"]
     label = f"{_named(target)} is relative to {_named(other)}"
     if not total:
         return Result(f"No frame shows {_named(target)} and {_named(other)} together, so where "
@@ -54,8 +54,7 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
            f"FROM (SELECT DISTINCT frame FROM detections)) "
            f"SELECT a.instance_id AS a_id, b.instance_id AS b_id, a.t, a.x1 AS ax1, a.y1 AS ay1, "
            f"a.x2 AS ax2, a.y2 AS ay2, b.x1 AS bx1, b.y1 AS by1, b.x2 AS bx2, b.y2 AS by2 "
-           f"{pairs_sql.replace('WHERE ', 'JOIN f ON f.frame = a.frame WHERE ', 1)} "
-           f"AND f.k % {stride} = 0 ORDER BY a.t")
+           f"{pairs} JOIN f ON f.frame = a.frame {where} AND f.k % {stride} = 0 ORDER BY a.t")
     rows = run_query(tables.db_path, sql, timeout_s=tables.timeout_s,
                      max_rows=_MOST_PAIRS).as_dicts()
     held = Counter(r for row in rows for r in places.relations(

@@ -6,8 +6,9 @@ after tool for what was never recorded. Here code tells such a question by what 
 hold: an option that is a number, a time, a place or a way on screen, a yes or no, a colour,
 or a kind of thing the video holds (or none of a kind) is something the typed queries
 compute; one whose words are said, shown on screen, or linked (WordNet) to what people were
-seen doing or what the picture shows, is something a tool can read. When no option is any of these, one reading of the video's digest
-chooses, and the answer says it rests on that alone (`planner`'s basis 'unsupported').
+seen doing or what the picture shows, is something a tool can read. When no option is any of
+these, one reading of the video's digest chooses, and the answer says it rests on that alone
+(`planner`'s basis 'unsupported').
 """
 
 from __future__ import annotations

@@ -211,7 +211,9 @@ def labelled_bench(manifest: Path, models, progress=lambda line: None) -> dict:
 
 def _stored_shares(reading) -> dict[str, float]:
     """The pixels' shares as the agent reads them: through the text ingest stores."""
-    return {} if reading is None else describe.shares(describe.colour_shares("thing", reading, None))
+    if reading is None:
+        return {}
+    return describe.shares(describe.colour_shares("thing", reading, None))
 
 
 # Each labelled colour is asked as a multiple-choice question would ask it: the colour among four
