@@ -3,6 +3,8 @@ options say them, and the typed query on TUD-Campus's people against their MOT t
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -54,8 +56,9 @@ def test_questions_naming_a_relation_between_two_things_are_routed_to_it():
     options = ["to the left of the person", "to the right of the person", "behind the person"]
     assert routing.relation_sides("where is the dog relative to the person?", options) == \
         ("dog", "person")
-    # One thing named: no relation between two; counts go to counting as before.
-    assert routing.relation_sides("what is behind the woman?") is None
+    # One thing named after the relation: whatever it holds of; before it, no relation.
+    assert routing.relation_sides("what is behind the woman?") == ("", "person")
+    assert routing.relation_sides("the woman is behind") is None
     assert routing.route("how many bottles are on the table at the start", 60.0) == \
         ("in_view", "Count")
 
@@ -116,3 +119,17 @@ def test_a_relation_with_a_thing_never_seen_with_it_says_so(tud):
                             words="car"), "is the man to the left of the car?", tud)
     assert result.support == "unobserved" or "never" in result.text, result.text
     assert result.value == ""
+
+
+def test_who_is_on_one_side_of_a_person_lists_those_the_relation_held_of(tud):
+    # "Who is to the left of person 5?": everyone seen with #5 who was left of it on most of
+    # those frames; none is also to its right, and each one's own yes-or-no question agrees.
+    left = routing.first_step("who is to the left of person 5?", tud, None).observation
+    right = routing.first_step("who is to the right of person 5?", tud, None).observation
+    ids = {side: {int(i) for i in re.findall(r"#(\d+) person", o.value)}
+           for side, o in (("left", left), ("right", right))}
+    assert ids["left"] and ids["right"] and not ids["left"] & ids["right"], (left.text, right.text)
+    assert left.typed["kinds"] == {"person": len(ids["left"])}
+    for i in ids["left"]:
+        asked = routing.first_step(f"is person {i} to the left of person 5?", tud, ["yes", "no"])
+        assert asked.observation.value == "yes", asked.observation.text

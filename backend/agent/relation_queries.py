@@ -5,7 +5,9 @@ Every sampled frame on which both were tracked (boxes held across an occlusion l
 the relations their two boxes show (`places.relations`); the answer counts on how many of those
 frames each relation held, and `typed` holds the counts, so that code scores options that say a
 relation (`option_match`). The value is the relation that held on more than half of them, if
-one did; a yes-or-no question about one relation is answered by whether it did.
+one did; a yes-or-no question about one relation is answered by whether it did; and "what is
+on the table?" by the things it held of on more than half of their frames with the table, their
+kinds typed for options that name kinds.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
     stride = math.ceil(total / _MOST_PAIRS)
     sql = (f"WITH f AS (SELECT frame, ROW_NUMBER() OVER (ORDER BY frame) AS k "
            f"FROM (SELECT DISTINCT frame FROM detections)) "
-           f"SELECT a.instance_id AS a_id, b.instance_id AS b_id, a.t, a.x1 AS ax1, a.y1 AS ay1, "
+           f"SELECT a.instance_id AS a_id, ia.category AS a_kind, b.instance_id AS b_id, a.t, "
+           f"a.x1 AS ax1, a.y1 AS ay1, "
            f"a.x2 AS ax2, a.y2 AS ay2, b.x1 AS bx1, b.y1 AS by1, b.x2 AS bx2, b.y2 AS by2 "
            f"{pairs} JOIN f ON f.frame = a.frame {where} AND f.k % {stride} = 0 ORDER BY a.t")
     rows = run_query(tables.db_path, sql, timeout_s=tables.timeout_s,
@@ -70,16 +73,36 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
     leading = max(places.RELATIONS, key=lambda r: held[r])
     value = leading if held[leading] > HOLDS * n else ""
     asked = places.relation_said(question)
-    if asked and _YES_NO.search(question):
-        value = "yes" if held[asked[0]] > HOLDS * n else "no"
     text = (f"Where {label}, on {n} frames where both were tracked{_every(stride)} (boxes: "
             f"left or right by their centres, in front or behind by their bottoms, on where one "
             f"rests on the other): {tally}; {example}.")
-    if asked and _YES_NO.search(question):
+    typed = {"relations": {r: held[r] for r in places.RELATIONS}, "frames": n}
+    if asked and target.instance is None and target.category is None:
+        # "What is on the table?": the things the relation held of on most of their frames.
+        found = _holding(rows, asked[0])
+        value = ", ".join(f"#{i} {kind}" for i, kind in found)
+        typed = {"kinds": Counter(kind for _, kind in found), "group": None, "unnamed": 0}
+        text += (f" {asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
+                 f"with it: {value or 'nothing'}.")
+        ids = [i for i, _ in found] or ids
+    elif asked and _YES_NO.search(question):
+        value = "yes" if held[asked[0]] > HOLDS * n else "no"
         text += f" '{asked[0]}' held on {held[asked[0]]} of {n}."
     return Result(text, value=value, sql=sql, rows=rows[:20], support="computed" if value
                   else "read", times=sorted({row["t"] for row in rows})[:20], instance_ids=ids,
-                  typed={"relations": {r: held[r] for r in places.RELATIONS}, "frames": n})
+                  typed=typed)
+
+
+def _holding(rows: list[dict], said: str) -> list[tuple[int, str]]:
+    """(id, kind) of each thing the relation held of on more than HOLDS of its frames."""
+    seen, held, kind = Counter(), Counter(), {}
+    for row in rows:
+        seen[row["a_id"]] += 1
+        kind[row["a_id"]] = row["a_kind"]
+        held[row["a_id"]] += said in places.relations(
+            (row["ax1"], row["ay1"], row["ax2"], row["ay2"]),
+            (row["bx1"], row["by1"], row["bx2"], row["by2"]))
+    return [(i, kind[i]) for i in sorted(seen) if held[i] > HOLDS * seen[i]]
 
 
 def _which(alias: str, thing: Target) -> str:

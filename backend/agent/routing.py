@@ -154,6 +154,8 @@ def route(question: str, duration: float | None = None,
 
 # "Where is the dog relative to the person?", whose options say the relation.
 _RELATIVE = re.compile(r"\b(?:relative to|in relation to|compared (?:to|with))\b", re.I)
+_ANY_THING = re.compile(r"^\s*(?:what|which|who)\b(?: \w+)? (?:is|are|was|were|stands?|sits?|lies?)"
+                        r"\s*$", re.I)
 _ONE = re.compile(r"(?:#|\b(?:person|man|woman|player|id|object|number)\s*#?\s*)(\d+)\b", re.I)
 
 
@@ -170,6 +172,8 @@ def relation_sides(question: str, options: list[str] | None = None) -> tuple[str
     else:
         return None
     sides = _thing(question[:start]), _thing(question[end:])
+    if not sides[0] and _ANY_THING.search(question[:start]):
+        return "", sides[1]  # "what is on the table": whatever it holds of
     return sides if all(sides) else None
 
 
@@ -240,7 +244,8 @@ def first_step(question: str, tables: video_tables.VideoTables,
         kind = target or _named_kind(question)
         one = ordinals.pick(tables, kind, question, resolve(question, tables.duration))
         target = f"#{one}" if one is not None else target
-    whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question)
+    whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question) or \
+        (operation == "relation" and words)
     if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
