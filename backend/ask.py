@@ -141,9 +141,11 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
         trace.parametric = consulted.as_dict()
     # A routed step whose evidence speaks to no option is no better than none: either way, with
     # nothing in the video speaking to any option, one reading of the digest chooses. Replayed
-    # facts that may answer the question keep the planner's way with them.
+    # facts that may answer the question keep the planner's way with them, and a routed step
+    # that says ingest cannot observe what is asked (no audio track) keeps its own reason.
     if options and config.grounded and settings.answer_checks and \
             not config.stop_on_direct_answer and _no_fact(given) and \
+            (given is None or given.observation.support != "unobserved") and \
             (hopeless := routing.unsupported_step(standalone, tables, options)) is not None:
         given = hopeless
     tools = [*sub_task_tools(), RecallTool(store=store, facts=memory.semantic,

@@ -268,12 +268,13 @@ class Planner:
                                                 self.config.trusted))
 
     def _fallback(self, q: _Question) -> list[int]:
-        """Where every path failed (a tool error, a repeated step) and a call is left, a
-        multiple-choice question still gets the model's pick from what the search saw, flagged
-        low: an answer beats none (a rowing clip's search ended on the graph's "holds nothing
-        the input names" twice, after 98 s, with no answer at all)."""
-        if not (self.config.grounded and q.options) or self._exhausted(q):
-            return []
+        """Where every path failed on the video's tools (a tool error, a repeated step) and a
+        call is left, a multiple-choice question still gets the model's pick from what the
+        search saw, flagged low: an answer beats none (a rowing clip's search ended on the
+        graph's "holds nothing the input names" twice, after 98 s, with no answer at all)."""
+        if not (self.config.grounded and q.options) or self._exhausted(q) or \
+                all(q.nodes[i].failure.startswith("LLM error") for i in q.leaves):
+            return []  # a model that cannot be reached or read is not asked once more
         seen = [n for n in q.nodes[1:] if n.action and n.action != ANSWER and not n.failure]
         parent = max(seen, key=lambda n: n.depth, default=q.nodes[0])
         node = self._step(q, parent, [], answer_only=True)
