@@ -26,7 +26,7 @@ ACROSS, DEPTH, NEXT = 0.5, 0.1, 0.5
 def relations(a, b) -> set[str]:
     """What holds of box `a` relative to box `b` (x1, y1, x2, y2 in pixels, y down), as someone
     looking at the picture says it. 'On': `a` is the smaller, its bottom inside the upper half
-    of `b` and its centre over it (a cup on a table, a rider on a horse); depth is then not
+    of `b` and its centre over it (a cat on a sofa, a rider on a horse); depth is then not
     read, as the two do not stand on one ground."""
     ax1, ay1, ax2, ay2 = a
     bx1, by1, bx2, by2 = b

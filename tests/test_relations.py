@@ -37,7 +37,7 @@ def test_two_boxes_relations_as_someone_looking_at_the_picture_says_them():
     ("is the woman on the right-hand side of the bus", "right of"),
     ("is the man on the right side of the car", "right of"),
     ("is person 4 in front of person 2?", "in front of"),
-    ("is the cup on the table", "on"),
+    ("is the cat on the sofa", "on"),
     ("the person on the left", None),
     ("what is on screen", None),
     ("is the dog under the table", "below"),
@@ -59,7 +59,7 @@ def test_questions_naming_a_relation_between_two_things_are_routed_to_it():
     # One thing named after the relation: whatever it holds of; before it, no relation.
     assert routing.relation_sides("what is behind the woman?") == ("", "person")
     assert routing.relation_sides("the woman is behind") is None
-    assert routing.route("how many bottles are on the table at the start", 60.0) == \
+    assert routing.route("how many cups are on the sofa at the start", 60.0) == \
         ("in_view", "Count")
 
 

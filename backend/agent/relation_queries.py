@@ -1,12 +1,12 @@
 """Where one thing is relative to another: the typed query behind "is the man to the left of the
-car?", "is the cup on the table?" and "where is the dog relative to the person?".
+car?", "is the cat on the sofa?" and "where is the dog relative to the person?".
 
 Every sampled frame on which both were tracked (boxes held across an occlusion left out) gives
 the relations their two boxes show (`places.relations`); the answer counts on how many of those
 frames each relation held, and `typed` holds the counts, so that code scores options that say a
 relation (`option_match`). The value is the relation that held on more than half of them, if
 one did; a yes-or-no question about one relation is answered by whether it did; and "what is
-on the table?" by the things it held of on more than half of their frames with the table, their
+on the sofa?" by the things it held of on more than half of their frames with the sofa, their
 kinds typed for options that name kinds.
 """
 
@@ -78,7 +78,7 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
             f"rests on the other): {tally}; {example}.")
     typed = {"relations": {r: held[r] for r in places.RELATIONS}, "frames": n}
     if asked and target.instance is None and target.category is None:
-        # "What is on the table?": the things the relation held of on most of their frames.
+        # "What is on the sofa?": the things the relation held of on most of their frames.
         found = _holding(rows, asked[0])
         value = ", ".join(f"#{i} {kind}" for i, kind in found)
         typed = {"kinds": Counter(kind for _, kind in found), "group": None, "unnamed": 0}

@@ -173,7 +173,7 @@ def relation_sides(question: str, options: list[str] | None = None) -> tuple[str
         return None
     sides = _thing(question[:start]), _thing(question[end:])
     if not sides[0] and _ANY_THING.search(question[:start]):
-        return "", sides[1]  # "what is on the table": whatever it holds of
+        return "", sides[1]  # "what is on the sofa": whatever it holds of
     return sides if all(sides) else None
 
 
