@@ -153,7 +153,7 @@ def _by_kinds(typed: dict, options: list[str]) -> Decision | None:
             continue
         named, empty = read
         if empty:
-            scope = _scope(named) or (set(kinds.GROUPS[group]) if group else None)
+            scope = scope_of(named) or (set(kinds.GROUPS[group]) if group else None)
             present = seen if scope is None else seen & scope
             if not present and unnamed and (scope is None or scope & kinds.MOVING):
                 continue  # an unnamed moving thing may be one: code cannot tell
@@ -184,9 +184,10 @@ def _by_kinds(typed: dict, options: list[str]) -> Decision | None:
     return decision
 
 
-def _scope(named: set[str]) -> set[str]:
-    """The kinds an empty-set option is about: 'no vehicles' -> the vehicles; 'nobody' ->
-    person; 'nothing' -> none named (all kinds)."""
+def scope_of(named: set[str]) -> set[str]:
+    """The kinds an option's kinds (`option_kinds`) stand for, groups spread into their
+    members: 'no vehicles' -> the vehicles; 'nobody' -> person; 'nothing' -> none named (all
+    kinds)."""
     out = {k for k in named if not k.startswith("group:")}
     for g in (k.split(":", 1)[1] for k in named if k.startswith("group:")):
         out |= set(kinds.GROUPS[g])

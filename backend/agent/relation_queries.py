@@ -60,9 +60,9 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
            f"{pairs} JOIN f ON f.frame = a.frame {where} AND f.k % {stride} = 0 ORDER BY a.t")
     rows = run_query(tables.db_path, sql, timeout_s=tables.timeout_s,
                      max_rows=_MOST_PAIRS).as_dicts()
-    held = Counter(r for row in rows for r in places.relations(
-        (row["ax1"], row["ay1"], row["ax2"], row["ay2"]),
-        (row["bx1"], row["by1"], row["bx2"], row["by2"])))
+    each = [places.relations((row["ax1"], row["ay1"], row["ax2"], row["ay2"]),
+                             (row["bx1"], row["by1"], row["bx2"], row["by2"])) for row in rows]
+    held = Counter(r for relations in each for r in relations)
     n = len(rows)
     tally = ", ".join(f"{r} {held[r]}" for r in places.RELATIONS if held[r]) or "none"
     ids = sorted({row["a_id"] for row in rows} | {row["b_id"] for row in rows})
@@ -79,7 +79,7 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
     typed = {"relations": {r: held[r] for r in places.RELATIONS}, "frames": n}
     if asked and target.instance is None and target.category is None:
         # "What is on the sofa?": the things the relation held of on most of their frames.
-        found = _holding(rows, asked[0])
+        found = _holding(rows, each, asked[0])
         value = ", ".join(f"#{i} {kind}" for i, kind in found)
         typed = {"kinds": Counter(kind for _, kind in found), "group": None, "unnamed": 0}
         text += (f" {asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
@@ -93,15 +93,14 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
                   typed=typed)
 
 
-def _holding(rows: list[dict], said: str) -> list[tuple[int, str]]:
-    """(id, kind) of each thing the relation held of on more than HOLDS of its frames."""
+def _holding(rows: list[dict], each: list[set[str]], said: str) -> list[tuple[int, str]]:
+    """(id, kind) of each thing the relation held of on more than HOLDS of its frames, from
+    every row's relations (`each`)."""
     seen, held, kind = Counter(), Counter(), {}
-    for row in rows:
+    for row, relations in zip(rows, each):
         seen[row["a_id"]] += 1
         kind[row["a_id"]] = row["a_kind"]
-        held[row["a_id"]] += said in places.relations(
-            (row["ax1"], row["ay1"], row["ax2"], row["ay2"]),
-            (row["bx1"], row["by1"], row["bx2"], row["by2"]))
+        held[row["a_id"]] += said in relations
     return [(i, kind[i]) for i in sorted(seen) if held[i] > HOLDS * seen[i]]
 
 

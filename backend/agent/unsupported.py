@@ -48,9 +48,7 @@ def _kinds_held(option: str, tracked: set[str]) -> bool:
     named, empty = read
     if empty:
         return True
-    wanted = set()
-    for k in named:
-        wanted |= set(kinds.GROUPS[k.split(":", 1)[1]]) if k.startswith("group:") else {k}
+    wanted = option_match.scope_of(named)
     if MOVING in tracked and wanted & kinds.MOVING:
         return True
     return any(d in tracked for k in wanted for d in kinds.detected_as(k))
