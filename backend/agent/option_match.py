@@ -18,10 +18,10 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   id, strength]}, "acts": [the words that are only of what people were seen doing]}, matched
   through WordNet (`models/lexicon.py`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
-  on-screen text, or how many sightings there, for an object (`queries.position`; then
+  on-screen text, or how many sightings there, for an object (`picture_queries.position`; then
   where says which);
 - ways: {a way across or along the picture, in `meaning.direction`'s words: how many tracks
-  go it} (`queries.movement`);
+  go it} (`picture_queries.movement`);
 - relations: {a relation in `places.RELATIONS`' words: on how many of the frames two things
   were seen together it held}, with frames, that number (`relation_queries`).
 """

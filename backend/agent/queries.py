@@ -13,7 +13,9 @@ and the picture itself (shots, camera motion, brightness, colours).
 A question about something ingest could not observe (a category the detector does not know, a
 video without an audio track) gets an observation that says so and names the setting that
 would change it. What an operation reads and returns (the tables, its target, its result) is in
-`video_tables`; the operations on the picture itself are in `scene_queries`.
+`video_tables`; where things are, how they move and look in `picture_queries`, where one is
+relative to another in `relation_queries`, the operations on the picture itself in
+`scene_queries`.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backend import kinds
-from backend.agent import meaning, option_match, precision
-from backend.agent.activity_queries import activity, has
+from backend.agent import precision
+from backend.agent.activity_queries import activity
 from backend.agent.kind_queries import held, kinds_seen
+from backend.agent.picture_queries import appearance, movement, position
 from backend.agent.relation_queries import relation
 from backend.agent.text_queries import screen_text, speech, timeline
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
-from backend.agent.video_tables import (Result, Target, VideoTables, parse_target,
-                                        plural, quoted)
+from backend.agent.video_tables import (OCCUPANTS, Result, Target, VideoTables, category_sql,
+                                        id_list, instance_rows, instance_sql, none_appears,
+                                        parse_target, plural, quoted, unseen_target)
 from backend.errors import QueryError
 from backend.ingest import describe
 from backend.ingest.tracks import CROWD
@@ -78,10 +82,6 @@ class TypedQuery(BaseModel):
 
 
 _PEOPLE_SEEN_NEAR = 0.6   # seconds: a detection this close to the asked time counts as "at" it
-
-
-def _ids(ids: list[int]) -> str:
-    return ", ".join(f"#{i}" for i in ids)
 
 
 def run(query: TypedQuery, question: str, tables: VideoTables) -> Result:
@@ -160,8 +160,6 @@ COUNTS = {"in_view", "most_at_once", "count_distinct"}
 # and a chair in it is empty. Its count is of people and of things that move by themselves.
 _EMPTY = re.compile(r"\b(?:empty|nobody|no one|no-one|deserted|vacant|no (?:people|person|one|"
                     r"objects?))\b")
-OCCUPANTS = Target(None, None, "occupant")
-_MOVERS = kinds.MOVING | {MOVING}
 _OBJECT_OPERATIONS = COUNTS | {"first_appearance", "last_appearance", "movement", "position",
                                "appearance"}
 # Read whatever thing the question names: "what does the speaker say" is the speech at a time.
@@ -266,41 +264,8 @@ def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bo
     result.text += f" The question asks about {wanted}; the count is {count}, so: {result.value}."
 
 
-def _category_sql(target: Target) -> str:
-    if target == OCCUPANTS:
-        return f" AND i.category IN ({', '.join(quoted(k) for k in sorted(_MOVERS))})"
-    return f" AND i.category IN ({_kinds_sql(target.category)})" if target.category else ""
-
-
-def _kinds_sql(kind: str) -> str:
-    """The detector's kinds a kind is reported as, quoted for IN: 'car' or 'car', 'truck'."""
-    return ", ".join(quoted(k) for k in kinds.detected_as(kind))
-
-
-def _instance_sql(target: Target) -> str:
-    if target.instance is not None:
-        return f" AND i.id = {target.instance}"
-    return _category_sql(target)
-
-
-def _missing_instance(tables: VideoTables, target: Target) -> Result | None:
-    if target.instance is None:
-        return None
-    found = tables.rows(f"SELECT COUNT(*) AS n FROM instances WHERE id = {target.instance}")[0]["n"]
-    if found:
-        return None
-    total = tables.rows("SELECT COUNT(*) AS n FROM instances")[0]["n"]
-    return Result(f"There is no object #{target.instance}: the tables hold #1 to #{total}."
-                  if total else "No object was tracked in this video.", support="none")
-
-
-def _unseen(tables: VideoTables, target: Target) -> Result | None:
-    reason = tables.unseen_category(target)
-    return Result(reason, support="unobserved") if reason else _missing_instance(tables, target)
-
-
 def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    if unseen := _unseen(tables, target):
+    if unseen := unseen_target(tables, target):
         return unseen
     if span is None:
         return most_at_once(tables, target, None, words)
@@ -315,7 +280,7 @@ def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) 
                       value="0", sql=sql, times=[span.start], instance_ids=[])
     frame, t = nearest[0]["frame"], nearest[0]["t"]
     sql = (f"SELECT d.instance_id, i.category, d.t, d.x1, d.y1, d.x2, d.y2 FROM detections d "
-           f"JOIN instances i ON i.id = d.instance_id WHERE d.frame = {frame}{_instance_sql(target)} "
+           f"JOIN instances i ON i.id = d.instance_id WHERE d.frame = {frame}{instance_sql(target)} "
            f"ORDER BY d.instance_id")
     rows = tables.rows(sql)
     ids = [r["instance_id"] for r in rows]
@@ -334,7 +299,7 @@ def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) 
 def _in_view_during(tables: VideoTables, target: Target, span: Span) -> Result:
     sql = (f"SELECT d.instance_id, i.category, MIN(d.t) AS first_t, MAX(d.t) AS last_t "
            f"FROM detections d JOIN instances i ON i.id = d.instance_id "
-           f"WHERE d.t BETWEEN {span.start} AND {span.end}{_instance_sql(target)} "
+           f"WHERE d.t BETWEEN {span.start} AND {span.end}{instance_sql(target)} "
            f"GROUP BY d.instance_id ORDER BY first_t")
     rows = tables.rows(sql)
     ids = [r["instance_id"] for r in rows]
@@ -346,12 +311,12 @@ def _in_view_during(tables: VideoTables, target: Target, span: Span) -> Result:
 
 
 def most_at_once(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    if unseen := _unseen(tables, target):
+    if unseen := unseen_target(tables, target):
         return unseen
     during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span and not span.is_moment else ""
     sql = (f"SELECT d.frame, MIN(d.t) AS t, COUNT(DISTINCT d.instance_id) AS n, "
            f"GROUP_CONCAT(DISTINCT d.instance_id) AS ids FROM detections d "
-           f"JOIN instances i ON i.id = d.instance_id WHERE 1 = 1{_category_sql(target)}{during} "
+           f"JOIN instances i ON i.id = d.instance_id WHERE 1 = 1{category_sql(target)}{during} "
            f"GROUP BY d.frame ORDER BY n DESC, t LIMIT 1")
     rows = tables.rows(sql)
     if not rows:
@@ -360,20 +325,20 @@ def most_at_once(tables: VideoTables, target: Target, span: Span | None, words: 
     ids = [int(i) for i in str(best["ids"]).split(",")]
     where = f" between {span.start:.1f} and {span.end:.1f} s" if during else ""
     return Result(f"At most {plural(best['n'], target.label)} {'is' if best['n'] == 1 else 'are'} "
-                  f"in view at the same time{where}, first at {best['t']:.1f} s ({_ids(ids)}); "
+                  f"in view at the same time{where}, first at {best['t']:.1f} s ({id_list(ids)}); "
                   f"never {best['n'] + 1} or more at once.",
                   value=str(best["n"]), sql=sql, rows=rows, times=[best["t"]], instance_ids=ids)
 
 
 def count_distinct(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    if unseen := _unseen(tables, target):
+    if unseen := unseen_target(tables, target):
         return unseen
     during = (f" AND i.last_seen >= {span.start} AND i.first_seen <= {span.end}"
               if span and not span.is_moment else "")
     if span and span.is_moment:
         return in_view(tables, target, span, words)
     sql = (f"SELECT i.id, i.category, i.first_seen, i.last_seen FROM instances i "
-           f"WHERE 1 = 1{_category_sql(target)}{during} ORDER BY i.first_seen")
+           f"WHERE 1 = 1{category_sql(target)}{during} ORDER BY i.first_seen")
     rows = tables.rows(sql)
     ids = [r["id"] for r in rows]
     spans = ", ".join(f"#{r['id']} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s)" for r in rows[:12])
@@ -418,7 +383,7 @@ def _appearance_edge(event: str, ordinal: str):
     order = "ASC" if ordinal == "first" else "DESC"
 
     def edge(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-        if unseen := _unseen(tables, target):
+        if unseen := unseen_target(tables, target):
             return unseen
         where = ""
         if span and (event, ordinal) == ("arrival", "first"):
@@ -427,13 +392,13 @@ def _appearance_edge(event: str, ordinal: str):
         if (event, ordinal) == ("exit", "first"):
             # Leaving is being gone before the video ends, not being in view at its last frame.
             where = " AND i.last_seen < (SELECT MAX(t) FROM detections)"
-        sql, rows = _instance_rows(tables, target, "i.id, i.category, i.first_seen, i.last_seen, "
+        sql, rows = instance_rows(tables, target, "i.id, i.category, i.first_seen, i.last_seen, "
                                    "i.appearance", f"i.{column} {order} LIMIT 1", where=where)
         if not rows and event == "exit" and ordinal == "first":
             return Result(f"No {target.label} leaves the view before the video ends.",
                           value="never", sql=sql, rows=[])
         if not rows:
-            return _none_appears(target, sql)
+            return none_appears(target, sql)
         r = rows[0]
         t = r[column]
         who = f"#{r['id']} ({r['appearance']})"
@@ -449,154 +414,6 @@ def _appearance_edge(event: str, ordinal: str):
                       instance_ids=[r["id"]])
 
     return edge
-
-
-def movement(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    if unseen := _unseen(tables, target):
-        return unseen
-    sql, rows = _instance_rows(tables, target, "i.id, i.category, i.action, i.first_seen, "
-                                               "i.last_seen", "i.id")
-    if not rows:
-        return _none_appears(target, sql)
-    if target.instance is not None:
-        r = rows[0]
-        path = _path(tables, r["id"])
-        return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
-                      value=" and ".join(describe.directions(r["action"])), sql=sql, rows=rows,
-                      times=[r["first_seen"]], instance_ids=[r["id"]], typed={"ways": _ways(rows)})
-    tally: dict[str, list[int]] = {}
-    for r in rows:
-        for direction in describe.directions(r["action"]):
-            tally.setdefault(direction, []).append(r["id"])
-    ranked = sorted(tally.items(), key=lambda kv: -len(kv[1]))
-    parts = "; ".join(f"{len(ids)} {d} ({_ids(ids[:8])})" for d, ids in ranked)
-    most = ranked[0]
-    leading = [d for d, ids in ranked if len(ids) == len(most[1])]
-    value = most[0] if len(leading) == 1 else ""
-    summary = f"most: {value}" if value else "no single direction leads"
-    return Result(f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})",
-                  value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows], typed={"ways": _ways(rows)})
-
-
-def _ways(rows: list[dict]) -> dict[str, int]:
-    """{'rightwards': tracks, ...}: the ways across or along the picture the tracks go, in
-    `meaning.direction`'s words, for options to be scored against."""
-    ways: dict[str, int] = {}
-    for r in rows:
-        for phrase in describe.directions(r["action"]):
-            if way := meaning.direction(phrase):
-                ways[way] = ways.get(way, 0) + 1
-    return ways
-
-
-# A box this tall (share of the frame's height) is near the camera; one this short, far.
-_NEAR, _FAR = 0.5, 0.15
-
-
-def _distance(row: dict, height: int) -> str:
-    share = (row["y2"] - row["y1"]) / max(1, height)
-    return " near the camera" if share >= _NEAR else " far from the camera" if share <= _FAR else ""
-
-
-def position(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    """Where in the picture the objects asked about are: at the sampled frame nearest a moment,
-    else on every frame they were seen (or seen in the interval), each place with its box and
-    time."""
-    if unseen := _unseen(tables, target):
-        return unseen
-    note = ""
-    if span is not None and span.is_moment:
-        # The sampled frame nearest the moment; where the thing is not on it, its own nearest
-        # sighting, said as such.
-        frame = tables.rows(f"SELECT frame, t FROM detections ORDER BY ABS(t - {span.start}) LIMIT 1")
-        own = tables.rows(f"SELECT d.frame, d.t FROM detections d JOIN instances i ON i.id = "
-                          f"d.instance_id WHERE 1 = 1{_instance_sql(target)} "
-                          f"ORDER BY ABS(d.t - {span.start}) LIMIT 1")
-        if own and frame and own[0]["frame"] != frame[0]["frame"]:
-            note = f"No {target.label} is in view at {frame[0]['t']:.1f} s; the nearest sighting: "
-        during = f" AND d.frame = {own[0]['frame']}" if own else " AND 0"
-    else:
-        during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span is not None else ""
-    sql = (f"SELECT d.instance_id, i.category, d.t, d.x1, d.y1, d.x2, d.y2 FROM detections d "
-           f"JOIN instances i ON i.id = d.instance_id WHERE 1 = 1{_instance_sql(target)}{during} "
-           f"ORDER BY d.t, d.instance_id")
-    rows = tables.rows(sql)
-    if not rows:
-        return _none_appears(target, sql)
-    places: dict[str, int] = {}
-    for r in rows:
-        places[tables.position(r)] = places.get(tables.position(r), 0) + 1
-    height = tables.video["height"]
-    shown = "; ".join(f"#{r['instance_id']} {r['category']} at the {tables.position(r)}"
-                      f"{_distance(r, height)} (box {r['x1']:.0f},{r['y1']:.0f}-{r['x2']:.0f},"
-                      f"{r['y2']:.0f} at {r['t']:.1f} s)" for r in rows[:8])
-    more = f"; and {len(rows) - 8} more sightings" if len(rows) > 8 else ""
-    most = max(places.values())
-    leading = [p for p, n in places.items() if n == most]
-    value = leading[0] if len(leading) == 1 else ""
-    tally = ", ".join(f"{p} {n}" for p, n in sorted(places.items(), key=lambda kv: -kv[1]))
-    return Result(f"{note}Where in the picture (thirds of its width and height): {shown}{more}. "
-                  f"Sightings by place: {tally}.", value=value, sql=sql, rows=rows,
-                  times=sorted({r["t"] for r in rows})[:20],
-                  instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)),
-                  typed={"places": places, "where": "where it was seen"})
-
-
-def _instance_rows(tables: VideoTables, target: Target, columns: str, order: str,
-                   where: str = "") -> tuple[str, list[dict]]:
-    sql = (f"SELECT {columns} FROM instances i WHERE 1 = 1{_instance_sql(target)}{where} "
-           f"ORDER BY {order}")
-    return sql, tables.rows(sql)
-
-
-def _none_appears(target: Target, sql: str) -> Result:
-    return Result(f"No {target.label} appears in the video.", value="none", sql=sql, rows=[])
-
-
-def _path(tables: VideoTables, instance_id: int) -> str:
-    ends = tables.rows(f"SELECT t, x1, y1, x2, y2 FROM detections WHERE instance_id = {instance_id} "
-                       f"AND (t = (SELECT MIN(t) FROM detections WHERE instance_id = {instance_id}) "
-                       f"OR t = (SELECT MAX(t) FROM detections WHERE instance_id = {instance_id})) "
-                       f"ORDER BY t")
-    if len(ends) < 2:
-        return ""
-    return f", from the {tables.position(ends[0])} to the {tables.position(ends[-1])}"
-
-
-def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
-               ordinal: str = "", part: str = "") -> Result:
-    """Colours of the objects asked about; of the first or last to appear when the question
-    says which ('what colour is the first car'); of a person's top or bottom only when it
-    names a garment ('the woman's coat')."""
-    if unseen := _unseen(tables, target):
-        return unseen
-    order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
-    # Videos ingested before the shares were kept have no colours column.
-    shared = ", i.colours" if has(tables, "instances", "colours") else ""
-    sql, rows = _instance_rows(tables, target,
-                               f"i.id, i.category, i.appearance, i.first_seen{shared}",
-                               order.get(ordinal, "i.first_seen LIMIT 20"))
-    if not rows:
-        return _none_appears(target, sql)
-    which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
-    said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
-    # Ingest stores no colour where the pixels did not clearly agree on one (`colours.read`):
-    # say so, and give no value, so that no colour is claimed for it.
-    listed = "; ".join(f"#{r['id']}: {r['appearance']}"
-                       + ("" if option_match.colours_in(text) else " (no clear colour measured)")
-                       + (f" (its pixels: {r['colours']})" if r.get("colours") else "")
-                       for r, text in zip(rows, said))
-    colours = [c for text in said for c in option_match.colours_in(text)]
-    value = said[0] if len(rows) == 1 and colours else ""
-    typed = {"colours": list(dict.fromkeys(colours))}
-    # Of one thing, the options' colours can also be weighed by its pixels' shares.
-    if len(rows) == 1 and (pixels := describe.shares(rows[0].get("colours"), part)):
-        typed["shares"] = pixels
-    return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
-                  rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
-                  typed=typed)
 
 
 # first_appearance and last_appearance are read from the question's words (`asked_edge`).

@@ -16,9 +16,9 @@ import math
 import re
 from collections import Counter
 
-from backend import kinds, places
+from backend import places
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import Result, Target, VideoTables, parse_target, quoted
+from backend.agent.video_tables import Result, Target, VideoTables, instance_sql, parse_target
 from backend.sql_runner import run_query
 
 # Pairs of sightings read at most: a long video's frames are taken evenly to stay within this.
@@ -41,8 +41,8 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
     pairs = ("FROM detections a JOIN instances ia ON ia.id = a.instance_id "
              "JOIN detections b ON b.frame = a.frame AND b.instance_id != a.instance_id "
              "JOIN instances ib ON ib.id = b.instance_id")
-    where = (f"WHERE {_which('a', target)} AND {_which('b', other)} "
-             f"AND a.confidence > 0 AND b.confidence > 0")
+    where = (f"WHERE a.confidence > 0 AND b.confidence > 0{instance_sql(target, 'ia')}"
+             f"{instance_sql(other, 'ib')}")
     if span is not None:
         where += f" AND a.t BETWEEN {span.start} AND {span.end}"
     total = tables.rows(f"SELECT COUNT(*) AS n {pairs} {where}")[0]["n"]
@@ -102,15 +102,6 @@ def _holding(rows: list[dict], each: list[set[str]], said: str) -> list[tuple[in
         kind[row["a_id"]] = row["a_kind"]
         held[row["a_id"]] += said in relations
     return [(i, kind[i]) for i in sorted(seen) if held[i] > HOLDS * seen[i]]
-
-
-def _which(alias: str, thing: Target) -> str:
-    if thing.instance is not None:
-        return f"{alias}.instance_id = {thing.instance}"
-    if thing.category:
-        return (f"i{alias}.category IN "
-                f"({', '.join(quoted(k) for k in kinds.detected_as(thing.category))})")
-    return "1 = 1"
 
 
 def _named(thing: Target) -> str:

@@ -2,8 +2,8 @@
 
 `VideoTables` reads one video's SQLite tables through the read-only runner and says what ingest
 could observe in it (the detector's categories, speech, on-screen text, scenes); `Target` is the
-object or kind a query names; `Result` is what an operation found, with how well it is
-supported.
+object or kind a query names, and the SQL that picks it out of the instances table (shared by
+every query module); `Result` is what an operation found, with how well it is supported.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from backend.agent import precision
 from backend.agent.timephrases import Span
 from backend.ingest import describe
 from backend.sql_runner import QueryResult, run_query
+from models.motion import CATEGORY as MOVING
 
 
 # computed: a value code computed answers the input; read: the model must read the rows;
@@ -186,3 +187,62 @@ class VideoTables:
         return describe.where(describe.TrackPoint(
             t=0.0, cx=(row["x1"] + row["x2"]) / 2 / max(1, self.video["width"]),
             cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
+
+
+# ---- what a target names in the tables, for every query module ------------------------------
+
+# Whoever is in a place asked to be empty: people and things that move by themselves.
+OCCUPANTS = Target(None, None, "occupant")
+_MOVERS = kinds.MOVING | {MOVING}
+
+
+def id_list(ids: list[int]) -> str:
+    return ", ".join(f"#{i}" for i in ids)
+
+
+def kinds_sql(kind: str) -> str:
+    """The detector's kinds a kind is reported as, quoted for IN: 'car' or 'car', 'truck'."""
+    return ", ".join(quoted(k) for k in kinds.detected_as(kind))
+
+
+def category_sql(target: Target, alias: str = "i") -> str:
+    """' AND <alias>.category IN (...)' for the target's kind, '' for any."""
+    if target == OCCUPANTS:
+        return f" AND {alias}.category IN ({', '.join(quoted(k) for k in sorted(_MOVERS))})"
+    return f" AND {alias}.category IN ({kinds_sql(target.category)})" if target.category else ""
+
+
+def instance_sql(target: Target, alias: str = "i") -> str:
+    """The condition on the instances table (as `alias`) that picks the target out."""
+    if target.instance is not None:
+        return f" AND {alias}.id = {target.instance}"
+    return category_sql(target, alias)
+
+
+def _missing_instance(tables: VideoTables, target: Target) -> Result | None:
+    if target.instance is None:
+        return None
+    found = tables.rows(f"SELECT COUNT(*) AS n FROM instances WHERE id = {target.instance}")[0]["n"]
+    if found:
+        return None
+    total = tables.rows("SELECT COUNT(*) AS n FROM instances")[0]["n"]
+    return Result(f"There is no object #{target.instance}: the tables hold #1 to #{total}."
+                  if total else "No object was tracked in this video.", support="none")
+
+
+def unseen_target(tables: VideoTables, target: Target) -> Result | None:
+    """Why the target cannot be in the tables (a kind no detector names, an id no track has),
+    or None."""
+    reason = tables.unseen_category(target)
+    return Result(reason, support="unobserved") if reason else _missing_instance(tables, target)
+
+
+def instance_rows(tables: VideoTables, target: Target, columns: str, order: str,
+                  where: str = "") -> tuple[str, list[dict]]:
+    sql = (f"SELECT {columns} FROM instances i WHERE 1 = 1{instance_sql(target)}{where} "
+           f"ORDER BY {order}")
+    return sql, tables.rows(sql)
+
+
+def none_appears(target: Target, sql: str) -> Result:
+    return Result(f"No {target.label} appears in the video.", value="none", sql=sql, rows=[])

@@ -1,0 +1,155 @@
+"""Where things are in the picture, how they move and what they look like: the typed queries
+behind "which way do most people walk" (`movement`), "at 12 s, where is the cyclist" (`position`)
+and "what colour is the first car" (`appearance`).
+
+Each reads the instances and detections tables for the target (`video_tables.instance_sql`) and
+states what it found with the boxes and times it rests on; `typed` holds the ways, places or
+colours for code to score options against (`option_match`). Where one thing is relative to
+another is `relation_queries`.
+"""
+
+from __future__ import annotations
+
+from backend.agent import meaning, option_match
+from backend.agent.activity_queries import has
+from backend.agent.timephrases import Span
+from backend.agent.video_tables import (Result, Target, VideoTables, id_list, instance_rows,
+                                        instance_sql, none_appears, plural, unseen_target)
+from backend.ingest import describe
+
+
+def movement(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    if unseen := unseen_target(tables, target):
+        return unseen
+    sql, rows = instance_rows(tables, target, "i.id, i.category, i.action, i.first_seen, "
+                                               "i.last_seen", "i.id")
+    if not rows:
+        return none_appears(target, sql)
+    if target.instance is not None:
+        r = rows[0]
+        path = _path(tables, r["id"])
+        return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
+                      value=" and ".join(describe.directions(r["action"])), sql=sql, rows=rows,
+                      times=[r["first_seen"]], instance_ids=[r["id"]], typed={"ways": _ways(rows)})
+    tally: dict[str, list[int]] = {}
+    for r in rows:
+        for direction in describe.directions(r["action"]):
+            tally.setdefault(direction, []).append(r["id"])
+    ranked = sorted(tally.items(), key=lambda kv: -len(kv[1]))
+    parts = "; ".join(f"{len(ids)} {d} ({id_list(ids[:8])})" for d, ids in ranked)
+    most = ranked[0]
+    leading = [d for d, ids in ranked if len(ids) == len(most[1])]
+    value = most[0] if len(leading) == 1 else ""
+    summary = f"most: {value}" if value else "no single direction leads"
+    return Result(f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})",
+                  value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
+                  instance_ids=[r["id"] for r in rows], typed={"ways": _ways(rows)})
+
+
+def _ways(rows: list[dict]) -> dict[str, int]:
+    """{'rightwards': tracks, ...}: the ways across or along the picture the tracks go, in
+    `meaning.direction`'s words, for options to be scored against."""
+    ways: dict[str, int] = {}
+    for r in rows:
+        for phrase in describe.directions(r["action"]):
+            if way := meaning.direction(phrase):
+                ways[way] = ways.get(way, 0) + 1
+    return ways
+
+
+# A box this tall (share of the frame's height) is near the camera; one this short, far.
+_NEAR, _FAR = 0.5, 0.15
+
+
+def _distance(row: dict, height: int) -> str:
+    share = (row["y2"] - row["y1"]) / max(1, height)
+    return " near the camera" if share >= _NEAR else " far from the camera" if share <= _FAR else ""
+
+
+def position(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+    """Where in the picture the objects asked about are: at the sampled frame nearest a moment,
+    else on every frame they were seen (or seen in the interval), each place with its box and
+    time."""
+    if unseen := unseen_target(tables, target):
+        return unseen
+    note = ""
+    if span is not None and span.is_moment:
+        # The sampled frame nearest the moment; where the thing is not on it, its own nearest
+        # sighting, said as such.
+        frame = tables.rows(f"SELECT frame, t FROM detections ORDER BY ABS(t - {span.start}) LIMIT 1")
+        own = tables.rows(f"SELECT d.frame, d.t FROM detections d JOIN instances i ON i.id = "
+                          f"d.instance_id WHERE 1 = 1{instance_sql(target)} "
+                          f"ORDER BY ABS(d.t - {span.start}) LIMIT 1")
+        if own and frame and own[0]["frame"] != frame[0]["frame"]:
+            note = f"No {target.label} is in view at {frame[0]['t']:.1f} s; the nearest sighting: "
+        during = f" AND d.frame = {own[0]['frame']}" if own else " AND 0"
+    else:
+        during = f" AND d.t BETWEEN {span.start} AND {span.end}" if span is not None else ""
+    sql = (f"SELECT d.instance_id, i.category, d.t, d.x1, d.y1, d.x2, d.y2 FROM detections d "
+           f"JOIN instances i ON i.id = d.instance_id WHERE 1 = 1{instance_sql(target)}{during} "
+           f"ORDER BY d.t, d.instance_id")
+    rows = tables.rows(sql)
+    if not rows:
+        return none_appears(target, sql)
+    places: dict[str, int] = {}
+    for r in rows:
+        places[tables.position(r)] = places.get(tables.position(r), 0) + 1
+    height = tables.video["height"]
+    shown = "; ".join(f"#{r['instance_id']} {r['category']} at the {tables.position(r)}"
+                      f"{_distance(r, height)} (box {r['x1']:.0f},{r['y1']:.0f}-{r['x2']:.0f},"
+                      f"{r['y2']:.0f} at {r['t']:.1f} s)" for r in rows[:8])
+    more = f"; and {len(rows) - 8} more sightings" if len(rows) > 8 else ""
+    most = max(places.values())
+    leading = [p for p, n in places.items() if n == most]
+    value = leading[0] if len(leading) == 1 else ""
+    tally = ", ".join(f"{p} {n}" for p, n in sorted(places.items(), key=lambda kv: -kv[1]))
+    return Result(f"{note}Where in the picture (thirds of its width and height): {shown}{more}. "
+                  f"Sightings by place: {tally}.", value=value, sql=sql, rows=rows,
+                  times=sorted({r["t"] for r in rows})[:20],
+                  instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)),
+                  typed={"places": places, "where": "where it was seen"})
+
+
+def _path(tables: VideoTables, instance_id: int) -> str:
+    ends = tables.rows(f"SELECT t, x1, y1, x2, y2 FROM detections WHERE instance_id = {instance_id} "
+                       f"AND (t = (SELECT MIN(t) FROM detections WHERE instance_id = {instance_id}) "
+                       f"OR t = (SELECT MAX(t) FROM detections WHERE instance_id = {instance_id})) "
+                       f"ORDER BY t")
+    if len(ends) < 2:
+        return ""
+    return f", from the {tables.position(ends[0])} to the {tables.position(ends[-1])}"
+
+
+def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
+               ordinal: str = "", part: str = "") -> Result:
+    """Colours of the objects asked about; of the first or last to appear when the question
+    says which ('what colour is the first car'); of a person's top or bottom only when it
+    names a garment ('the woman's coat')."""
+    if unseen := unseen_target(tables, target):
+        return unseen
+    order = {"first": "i.first_seen LIMIT 1", "last": "i.first_seen DESC LIMIT 1"}
+    # Videos ingested before the shares were kept have no colours column.
+    shared = ", i.colours" if has(tables, "instances", "colours") else ""
+    sql, rows = instance_rows(tables, target,
+                               f"i.id, i.category, i.appearance, i.first_seen{shared}",
+                               order.get(ordinal, "i.first_seen LIMIT 20"))
+    if not rows:
+        return none_appears(target, sql)
+    which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
+    said = [describe.worn(r["appearance"], part) if part else r["appearance"] for r in rows]
+    # Ingest stores no colour where the pixels did not clearly agree on one (`colours.read`):
+    # say so, and give no value, so that no colour is claimed for it.
+    listed = "; ".join(f"#{r['id']}: {r['appearance']}"
+                       + ("" if option_match.colours_in(text) else " (no clear colour measured)")
+                       + (f" (its pixels: {r['colours']})" if r.get("colours") else "")
+                       for r, text in zip(rows, said))
+    colours = [c for text in said for c in option_match.colours_in(text)]
+    value = said[0] if len(rows) == 1 and colours else ""
+    typed = {"colours": list(dict.fromkeys(colours))}
+    # Of one thing, the options' colours can also be weighed by its pixels' shares.
+    if len(rows) == 1 and (pixels := describe.shares(rows[0].get("colours"), part)):
+        typed["shares"] = pixels
+    return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
+                  rows=rows, times=[r["first_seen"] for r in rows],
+                  instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
+                  typed=typed)
