@@ -1,7 +1,8 @@
 """A point of the picture in words: the third of its height, then of its width ('bottom
 centre'), or 'centre'. Descriptions, typed queries and the graph all name places this way, so
-an answer's words and a graph node's name agree; and where one thing is relative to another
-('left of', 'in front of', 'on'), from their two boxes."""
+an answer's words and a graph node's name agree; how far from the camera a box is, from its
+size; and where one thing is relative to another ('left of', 'in front of', 'on'), from their
+two boxes."""
 
 import re
 
@@ -11,6 +12,19 @@ def third(cx: float, cy: float) -> str:
     horizontal = "left" if cx < 1 / 3 else "right" if cx > 2 / 3 else "centre"
     vertical = "top" if cy < 1 / 3 else "bottom" if cy > 2 / 3 else "middle"
     return "centre" if (horizontal, vertical) == ("centre", "middle") else f"{vertical} {horizontal}"
+
+
+# A box this large (its height's share of the frame's, or its width's, whichever is more: a
+# car near the camera is wide, a person tall) is near the camera; one no larger than this, far.
+NEAR, FAR = 0.5, 0.15
+DISTANCES = ("near", "midway", "far")
+
+
+def distance(h: float, w: float = 0.0) -> str:
+    """'near', 'midway' or 'far' from the camera, from a box's height and width as fractions
+    of the frame's."""
+    size = max(h, w)
+    return "near" if size >= NEAR else "far" if size <= FAR else "midway"
 
 
 # ---- where one thing is relative to another ------------------------------------------------

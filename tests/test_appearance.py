@@ -13,7 +13,8 @@ import pytest
 import sqlite_utils
 from PIL import Image
 
-from backend.agent import option_match, routing
+from backend import places
+from backend.agent import meaning, option_match, routing
 from backend.agent.queries import TypedQuery, run
 from backend.agent.video_tables import VideoTables
 from backend.evaluation import appearance_bench, tracking
@@ -162,6 +163,9 @@ def test_tracked_places_and_directions_agree_with_mot_truth_on_tud_campus(models
     # over 2 s spans; the directions' rule was chosen on the tuning half.
     assert figures["matched"] >= 50
     assert figures["place_agrees"] >= 0.95 and figures["direction_agrees"] >= 0.85, figures
+    # Distance from the camera: 55 of 59 measured; its walkers are about half the height of the
+    # picture, where the near bound is.
+    assert figures["distance_agrees"] >= 0.9, figures
 
 
 @pytest.fixture(scope="module")
@@ -170,12 +174,17 @@ def tud(ingested, library_settings):
     return VideoTables(entry.db_path)
 
 
-def _truth_place(t: float, box) -> str:
-    """The third of the MOT15 truth box that overlaps `box` most at time t (25 fps)."""
+def _truth_box(t: float, box):
+    """The MOT15 truth box that overlaps `box` most at time t (25 fps)."""
     sequence = tracking.sequence_at(SHARED / "videos" / "ground-truth" / "TUD-Campus")
     here = tracking.read_ground_truth(sequence)[round(t * sequence.fps)]
     distances = tracking._distances(here, [(0, box)])
-    _, true_box = here[int(np.nanargmin(distances[:, 0]))]
+    return here[int(np.nanargmin(distances[:, 0]))][1]
+
+
+def _truth_place(t: float, box) -> str:
+    """The third of the truth box that overlaps `box` most at time t."""
+    true_box = _truth_box(t, box)
     w, h = 640, 480
     return describe.where(describe.TrackPoint(t, (true_box[0] + true_box[2]) / 2 / w,
                                               (true_box[1] + true_box[3]) / 2 / h, 0.0))
@@ -204,6 +213,34 @@ def test_where_a_person_is_at_a_time_is_stated_by_code_with_its_box(tud):
     gone = run(TypedQuery(operation="position", target="#3", time="", until="", words=""),
                "at 2 seconds, where is person 3?", tud)
     assert gone.text.startswith("No #3 is in view at 2.0 s; the nearest sighting")
+
+
+def test_how_far_from_the_camera_a_person_is_is_stated_by_code_from_the_box_size(tud):
+    # Person 1 walks in front, their box over half the picture's height; most of the others
+    # are about half its height, where tracked and true boxes can fall either side of the bound
+    # (`bench appearance`: 93 % of TUD-Campus's track-times agree, 98 % over the eight scenes).
+    question = "at 1 second, how far from the camera is person 1?"
+    assert routing.route(question, tud.duration, None) == ("position", "What")
+    result = run(TypedQuery(operation="position", target="#1", time="", until="", words=""),
+                 question, tud)
+    (row,) = result.rows
+    box = row["x1"], row["y1"], row["x2"], row["y2"]
+    true_box = _truth_box(row["t"], box)
+    truth = places.distance((true_box[3] - true_box[1]) / 480, (true_box[2] - true_box[0]) / 640)
+    assert meaning.distance(result.value) == truth and "by distance from the camera" in result.text
+    # Options in other words, and mixed with sides: a distance option is scored by the
+    # sightings at its distance, a side by those on it.
+    said = {"near": "close to the camera", "midway": "in the middle distance",
+            "far": "in the background"}
+    options = list(said.values())
+    decision = option_match.decide(result.typed, options)
+    assert decision.chosen == options.index(said[truth]) and decision.basis == "computed"
+    mixed = ["in the foreground" if truth == "far" else "far away", "on the left", "on the right"]
+    assert routing.route("at 1 second, where is person 1?", tud.duration, mixed) == \
+        ("position", "What")
+    scores = option_match.decide(result.typed, mixed).scores
+    assert scores[0] == 0
+    assert scores[1] + scores[2] == (0 if tud.position(row).endswith("centre") else 1)
 
 
 def test_which_way_most_people_walk_is_picked_by_code_from_the_tracks(tud):

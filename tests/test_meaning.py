@@ -59,6 +59,10 @@ def test_a_timecode_rising_with_the_video_is_called_running():
     ("bottom right", ["in the lower right corner", "top left", "upper right"], 0),
     ("centre", ["in the middle", "top left"], 0),
     ("bottom right", ["right", "bottom"], None),           # half a place is not the place
+    ("near the camera", ["in the background", "close to the camera", "in the middle distance"], 1),
+    ("far from the camera", ["far away", "in the foreground"], 0),
+    # A distance with a side is more than the distance says.
+    ("far from the camera", ["in the distance on the left", "near the camera"], None),
 ])
 def test_options_match_a_value_by_meaning(value, options, expected):
     assert option_meaning(value, options) == expected

@@ -6,7 +6,7 @@ dates); options say the same in theirs: "to the right", "in the lower left corne
 "walks to the right" nearer the leftward phrase than the rightward one, and a corner nearer the
 opposite corner than the same corner in other words (all-MiniLM-L6-v2, measured). So meaning is
 compared on what the words denote: typed values by their canonical key, directions and places
-on screen by the way or the third they name.
+on screen by the way or the third they name, distances from the camera by near or far.
 """
 
 from __future__ import annotations
@@ -56,6 +56,25 @@ def place(text: str) -> tuple[str, str] | None:
     return _VERTICAL[words[0]], _HORIZONTAL[words[1]]
 
 
+# How far from the camera, in the phrasings options use.
+_DISTANCES = [
+    ("near", r"\b(?:near|close)(?: (?:to|by))? (?:the )?(?:camera|viewer|lens)\b|"
+             r"\bforeground\b|\bclose[- ]?up\b|\bup close\b|\bnearby\b"),
+    ("far", r"\bfar (?:away|off|from (?:the )?(?:camera|viewer|lens))\b|\bin the (?:far )?"
+            r"distance\b|\bbackground\b|\bdistant\b"),
+    ("midway", r"\bmiddle distance\b|\bmid-?ground\b|\bmidway\b"),
+]
+_SIDES = re.compile(r"\b(?:left|right|top|bottom|upper|lower)\b", re.I)
+
+
+def distance(text: str) -> str | None:
+    """How far from the camera a short phrase says ('near', 'midway', 'far'), or None; None
+    too where it also names a side ('in the foreground on the left'), which a distance alone
+    cannot decide."""
+    named = [d for d, pattern in _DISTANCES if re.search(pattern, text, re.I)]
+    return named[0] if len(named) == 1 and not _SIDES.search(text) else None
+
+
 def in_place(third: tuple[str, str], named: tuple[str, str]) -> bool:
     """Whether a third of the picture lies in the place an option names (a side: any third
     along it)."""
@@ -69,6 +88,8 @@ def _meanings(text: str) -> set:
         kinds.add(("direction", way))
     if where := place(text):
         kinds.add(("place", where))
+    if far := distance(text):
+        kinds.add(("distance", far))
     return kinds
 
 

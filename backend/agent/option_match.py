@@ -19,7 +19,8 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   through WordNet (`models/lexicon.py`);
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
   on-screen text, or how many sightings there, for an object (`picture_queries.position`; then
-  where says which);
+  where says which, and distances: {'near', 'midway' or 'far' from the camera: how many
+  sightings});
 - ways: {a way across or along the picture, in `meaning.direction`'s words: how many tracks
   go it} (`picture_queries.movement`);
 - relations: {a relation in `places.RELATIONS`' words: on how many of the frames two things
@@ -69,8 +70,9 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
         return _by_activities(typed["activities"], options)
     if typed.get("colours") or typed.get("shares"):
         return _by_colours(typed.get("colours", []), options, typed.get("shares", {}))
-    if typed.get("places") and all(meaning.place(o) for o in options):
-        return _by_places(typed["places"], options, typed.get("where", "where the text was read"))
+    if typed.get("places") and all(meaning.place(o) or meaning.distance(o) for o in options):
+        return _by_places(typed["places"], options, typed.get("where", "where the text was read"),
+                          typed.get("distances", {}))
     if typed.get("relations") is not None and any(places.relation_said(o) for o in options):
         return _by_relations(typed["relations"], typed.get("frames", 0), options)
     if typed.get("ways") and all(meaning.direction(o) for o in options):
@@ -328,18 +330,25 @@ def _by_words(texts: list[str], options: list[str]) -> Decision | None:
 
 # ---- places on screen ------------------------------------------------------------------------
 
-def _by_places(places: dict[str, int], options: list[str], what: str) -> Decision:
+def _by_places(places: dict[str, int], options: list[str], what: str,
+               distances: dict[str, int]) -> Decision:
     """Score: the share of the reads (or sightings) in the third of the picture the option
-    names, or along the side it names ('on the left': any of the three thirds at the left)."""
+    names, or along the side it names ('on the left': any of the three thirds at the left);
+    of an option saying how far from the camera, the share of sightings at that distance
+    (none for text read on screen, which has no distance)."""
     total = sum(places.values()) or 1
     at = {}
     for where, reads in places.items():
         if third := meaning.place(where):
             at[third] = at.get(third, 0) + reads
-    scores = {i: round(sum(n for third, n in at.items() if meaning.in_place(third, named))
-                       / total, 2)
-              for i, o in enumerate(options) if (named := meaning.place(o))}
-    shown = ", ".join(f"{w} ({n})" for w, n in places.items())
+    scores = {}
+    for i, option in enumerate(options):
+        if named := meaning.place(option):
+            scores[i] = round(sum(n for third, n in at.items() if meaning.in_place(third, named))
+                              / total, 2)
+        elif distances and (far := meaning.distance(option)):
+            scores[i] = round(distances.get(far, 0) / total, 2)
+    shown = ", ".join(f"{w} ({n})" for w, n in {**places, **distances}.items())
     return _decision(scores, options, f"{what} ({shown})", exact=0.8)
 
 

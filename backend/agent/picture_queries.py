@@ -10,6 +10,10 @@ another is `relation_queries`.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
+from backend import places
 from backend.agent import meaning, option_match
 from backend.agent.activity_queries import has
 from backend.agent.timephrases import Span
@@ -57,19 +61,26 @@ def _ways(rows: list[dict]) -> dict[str, int]:
     return ways
 
 
-# A box this tall (share of the frame's height) is near the camera; one this short, far.
-_NEAR, _FAR = 0.5, 0.15
+def _distance(row: dict, size: tuple[int, int]) -> str:
+    """How far from the camera a sighting's box is, from its size (`places.distance`)."""
+    width, height = size
+    return places.distance((row["y2"] - row["y1"]) / max(1, height),
+                           (row["x2"] - row["x1"]) / max(1, width))
 
 
-def _distance(row: dict, height: int) -> str:
-    share = (row["y2"] - row["y1"]) / max(1, height)
-    return " near the camera" if share >= _NEAR else " far from the camera" if share <= _FAR else ""
+_SAID_DISTANCE = {"near": "near the camera", "midway": "at a middle distance from the camera",
+                  "far": "far from the camera"}
+# A question about how far: its value is the distance, not the place.
+_HOW_FAR = re.compile(r"\bhow (?:far|close|near)\b|\b(?:near|close to|far from) the camera\b",
+                      re.I)
 
 
-def position(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
-    """Where in the picture the objects asked about are: at the sampled frame nearest a moment,
-    else on every frame they were seen (or seen in the interval), each place with its box and
-    time."""
+def position(tables: VideoTables, target: Target, span: Span | None, words: str,
+             question: str = "") -> Result:
+    """Where in the picture the objects asked about are, and how far from the camera: at the
+    sampled frame nearest a moment, else on every frame they were seen (or seen in the
+    interval), each place with its box and time. The value is the commonest place, or the
+    commonest distance where the question asks how far."""
     if unseen := unseen_target(tables, target):
         return unseen
     note = ""
@@ -91,23 +102,33 @@ def position(tables: VideoTables, target: Target, span: Span | None, words: str)
     rows = tables.rows(sql)
     if not rows:
         return none_appears(target, sql)
-    places: dict[str, int] = {}
-    for r in rows:
-        places[tables.position(r)] = places.get(tables.position(r), 0) + 1
-    height = tables.video["height"]
-    shown = "; ".join(f"#{r['instance_id']} {r['category']} at the {tables.position(r)}"
-                      f"{_distance(r, height)} (box {r['x1']:.0f},{r['y1']:.0f}-{r['x2']:.0f},"
-                      f"{r['y2']:.0f} at {r['t']:.1f} s)" for r in rows[:8])
+    size = tables.video["width"], tables.video["height"]
+    where = Counter(tables.position(r) for r in rows)
+    far = Counter(_distance(r, size) for r in rows)
+    shown = "; ".join(f"#{r['instance_id']} {r['category']} at the {tables.position(r)}, "
+                      f"{_SAID_DISTANCE[_distance(r, size)]} (box {r['x1']:.0f},{r['y1']:.0f}-"
+                      f"{r['x2']:.0f},{r['y2']:.0f} at {r['t']:.1f} s)" for r in rows[:8])
     more = f"; and {len(rows) - 8} more sightings" if len(rows) > 8 else ""
-    most = max(places.values())
-    leading = [p for p, n in places.items() if n == most]
-    value = leading[0] if len(leading) == 1 else ""
-    tally = ", ".join(f"{p} {n}" for p, n in sorted(places.items(), key=lambda kv: -kv[1]))
+    how_far = bool(_HOW_FAR.search(question))
+    value = _leader(far if how_far else where)
     return Result(f"{note}Where in the picture (thirds of its width and height): {shown}{more}. "
-                  f"Sightings by place: {tally}.", value=value, sql=sql, rows=rows,
+                  f"Sightings by place: {_tally(where)}; by distance from the camera (from the "
+                  f"box's size): {_tally(far, _SAID_DISTANCE)}.",
+                  value=_SAID_DISTANCE[value] if how_far and value else value, sql=sql, rows=rows,
                   times=sorted({r["t"] for r in rows})[:20],
                   instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)),
-                  typed={"places": places, "where": "where it was seen"})
+                  typed={"places": dict(where), "distances": dict(far),
+                         "where": "where it was seen"})
+
+
+def _leader(counts: Counter) -> str:
+    """The one commonest, or '' where two or more are as common."""
+    ranked = counts.most_common(2)
+    return ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else ""
+
+
+def _tally(counts: Counter, said: dict | None = None) -> str:
+    return ", ".join(f"{(said or {}).get(p, p)} {n}" for p, n in counts.most_common())
 
 
 def _path(tables: VideoTables, instance_id: int) -> str:

@@ -145,8 +145,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
                      if w in describe.GARMENTS), "")
         operation = partial(appearance, part=worn, ordinal="" if not ordinal else
                             "first" if ordinal.group(1) in ("first", "earliest") else "last")
-    if query.operation == "relation":
-        operation = partial(relation, question=question)
+    if query.operation in ("relation", "position"):
+        operation = partial(_OPERATIONS[query.operation], question=question)
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())

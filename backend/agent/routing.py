@@ -88,11 +88,13 @@ _ACTIVITY = re.compile(r"\b(?:doing|activit(?:y|ies)|actions?|sports?|exercis(?:
 _HELD = re.compile(r"\b(?:hold|holds|holding|held|carry|carries|carrying|carried)\b", re.I)
 _WHERE = re.compile(r"^\s*where (?:is|are|was|were|does|do|did)\b", re.I)
 # Where in the picture a named thing is ("at 12 s, where in the picture is the cyclist", "in
-# which part of the frame is the car"), unless it asks where the thing goes.
+# which part of the frame is the car", "how far from the camera is the dog"), unless it asks
+# where the thing goes.
 _WHERE_AT = re.compile(r"(?:^|[,;:]\s*)where\b(?! (?:\w+ ){0,4}?(?:go|goes|going|went|head|heads|"
                        r"heading|move|moves|moving|drive|drives|walk|walks|travel|travels)\b)"
                        r"|\b(?:in )?(?:which|what) (?:part|side|corner|third) of the (?:picture|frame|"
-                       r"screen|image|video|view)\b|\b(?:on|at|in) (?:which|what) side\b", re.I)
+                       r"screen|image|video|view)\b|\b(?:on|at|in) (?:which|what) side\b"
+                       r"|\bhow (?:far|close|near)\b", re.I)
 
 
 # A where-question whose options are places on screen and that names no kind ("where is the
@@ -134,7 +136,7 @@ def route(question: str, duration: float | None = None,
     if relation_sides(question, options) is not None:
         return "relation", "What"
     if _WHERE_AT.search(question) and _named_kind(question) and \
-            (not options or all(meaning.place(o) for o in options)):
+            (not options or all(meaning.place(o) or meaning.distance(o) for o in options)):
         return "position", "What"
     objects = [kind for kind in kinds.named(question) if kind != "person"]
     if _PRESENCE.search(question) and (objects or PEOPLE.search(question)):

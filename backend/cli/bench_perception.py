@@ -57,15 +57,16 @@ def print_appearance_bench(payload: dict) -> None:
                 print(f"    {half}, {way} | {c['questions']} | {c['right']} | {c['wrong']} | "
                       f"{c['open']} | {_share(c['expected'])}")
     if "places" in payload:
-        print("\nscene | half | track-times | place agrees | direction agrees (judged) | "
-              "relations agree (pairs)")
+        print("\nscene | half | track-times | place agrees | distance agrees | direction agrees "
+              "(judged) | relations agree (pairs)")
         for run in payload["places"]["scenes"]:
             print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
-                  f"{_share(run['place_agrees'])} | {_share(run['direction_agrees'])} "
-                  f"({run['directions_judged']}) | {_share(run['relation_agrees'])} "
-                  f"({run['pairs']})")
+                  f"{_share(run['place_agrees'])} | {_share(run['distance_agrees'])} | "
+                  f"{_share(run['direction_agrees'])} ({run['directions_judged']}) | "
+                  f"{_share(run['relation_agrees'])} ({run['pairs']})")
         for half, f in payload["places"]["halves"].items():
             print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
+                  f"distance {_share(f['distance_agrees'])}, "
                   f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}, "
                   f"relations {_share(f['relation_agrees'])} of {f['pairs']} pairs")
 

@@ -20,8 +20,8 @@ without the pixels' shares (`choice_figures`).
 
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
-(`places.third`) and direction over the second around it (`describe.motion`) are compared with
-the true box's; and each pair of matches on one frame, whose relations (`places.relations`:
+(`places.third`), distance from the camera (`places.distance`) and direction over the second
+around it (`describe.motion`) are compared with the true box's; and each pair of matches on one frame, whose relations (`places.relations`:
 left of, in front of, next to ...) are compared with their true boxes'.
 """
 
@@ -372,26 +372,31 @@ def _point(t: float, box, size):
 
 
 def agreement(pairs: list) -> dict:
-    """How often the tracked box's third of the picture, and its direction over the second
-    either side, are the true box's; directions judged where both boxes are matched at least
-    twice in that span."""
+    """How often the tracked box's third of the picture, its distance from the camera, and its
+    direction over the second either side, are the true box's; directions judged where both
+    boxes are matched at least twice in that span."""
     from backend.ingest.describe import motion, where
+    from backend.places import distance
 
     by_id = defaultdict(list)
     for gt_id, t, gt_box, box, size in pairs:
         by_id[gt_id].append((t, gt_box, box, size))
-    places = directions = judged = 0
+    places = distances = directions = judged = 0
     for gt_id, t, gt_box, box, size in pairs:
-        places += where(_point(t, box, size)) == where(_point(t, gt_box, size))
+        seen, true = _point(t, box, size), _point(t, gt_box, size)
+        places += where(seen) == where(true)
+        distances += distance(seen.h, seen.w) == distance(true.h, true.w)
         near = [p for p in by_id[gt_id] if abs(p[0] - t) <= _DIRECTION_SPAN]
         if len(near) >= 2:
             judged += 1
             directions += (motion([_point(s, b, z) for s, _, b, z in near]) ==
                            motion([_point(s, g, z) for s, g, _, z in near]))
     paired, related = _relations_agree(pairs)
-    return {"matched": len(pairs), "place_right": places, "directions_judged": judged,
-            "direction_right": directions, "pairs": paired, "relation_right": related,
+    return {"matched": len(pairs), "place_right": places, "distance_right": distances,
+            "directions_judged": judged, "direction_right": directions, "pairs": paired,
+            "relation_right": related,
             "place_agrees": round(places / len(pairs), 3) if pairs else None,
+            "distance_agrees": round(distances / len(pairs), 3) if pairs else None,
             "direction_agrees": round(directions / judged, 3) if judged else None,
             "relation_agrees": round(related / paired, 3) if paired else None}
 
@@ -419,9 +424,11 @@ def _pooled(runs: list[dict]) -> dict:
     judged = sum(r["directions_judged"] for r in runs)
     paired = sum(r["pairs"] for r in runs)
     places = sum(r["place_right"] for r in runs)
+    distances = sum(r["distance_right"] for r in runs)
     directions = sum(r["direction_right"] for r in runs)
     related = sum(r["relation_right"] for r in runs)
     return {"matched": matched, "directions_judged": judged, "pairs": paired,
             "place_agrees": round(places / matched, 3) if matched else None,
+            "distance_agrees": round(distances / matched, 3) if matched else None,
             "direction_agrees": round(directions / judged, 3) if judged else None,
             "relation_agrees": round(related / paired, 3) if paired else None}
