@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.meaning import option_meaning
+from backend.agent.options import misses_value
 from backend.agent.typed_values import described, find
 
 
@@ -66,3 +67,17 @@ def test_a_timecode_rising_with_the_video_is_called_running():
 ])
 def test_options_match_a_value_by_meaning(value, options, expected):
     assert option_meaning(value, options) == expected
+
+
+@pytest.mark.parametrize("answer, value, misses", [
+    ("The text is in the lower right corner.", "bottom right", False),
+    ("The text is at the top left.", "bottom right", True),
+    ("Most of them walk from left to right.", "rightwards", False),
+    ("He first appears at 12.4 seconds.", "12.4 s", False),
+    ("He first appears at 12 seconds.", "12.4 s", True),
+    ("It is 2 units away from the camera.", "at a middle distance from the camera", True),
+    # Values code cannot compare with a sentence are not judged.
+    ("She wears a black top.", "top: black", False),
+])
+def test_a_free_answer_is_checked_against_the_computed_value_it_rests_on(answer, value, misses):
+    assert misses_value(answer, value) is misses

@@ -501,6 +501,31 @@ def test_a_free_answer_with_a_number_from_nowhere_is_asked_again():
     assert len(llm.prompts) == 2
 
 
+def test_a_free_answer_that_does_not_say_the_computed_value_is_asked_again_then_replaced():
+    where = Observation("#1 person at the bottom centre, at a middle distance from the camera "
+                        "(box 247,216-460,428 at 6.4 s).",
+                        value="at a middle distance from the camera", support="computed")
+    question = "how far from the camera is the first person?"
+    planner, llm = make_planner([step("What", question), step("Answer", "It is 2 units away."),
+                                 step("Answer", "The person stands in the middle distance.")],
+                                [FakeTool("What", [where])], n_solutions=1)
+    assert planner.solve(question).answer == "The person stands in the middle distance."
+    assert "does not say the computed value 'at a middle distance from the camera'" in \
+        llm.prompts[2]
+    # Wrong twice: code's value is the answer.
+    planner, llm = make_planner([step("What", question), step("Answer", "It is 2 units away."),
+                                 step("Answer", "Very close.")],
+                                [FakeTool("What", [where])], n_solutions=1)
+    assert planner.solve(question).answer == "at a middle distance from the camera"
+    # A count said in words, or 'nobody' for 0, says it: no second call.
+    for value, told in (("3", "Three people are in view."), ("0", "Nobody is in view.")):
+        count = Observation(f"{value} people are visible at 47 s.", value=value, support="computed")
+        planner, llm = make_planner([step("Count", "how many"), step("Answer", told)],
+                                    [FakeTool("Count", [count])], n_solutions=1)
+        assert planner.solve("how many people are in view at 47 s?").answer == told
+        assert len(llm.prompts) == 2
+
+
 def test_a_stand_in_ends_the_search_with_a_flagged_low_confidence_answer():
     proxy = Observation("Ingest does not recognise cars, but it tracked 5 moving objects",
                         value="5", support="proxy")

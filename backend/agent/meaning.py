@@ -81,7 +81,7 @@ def in_place(third: tuple[str, str], named: tuple[str, str]) -> bool:
     return all(want in ("", got) for want, got in zip(named, third))
 
 
-def _meanings(text: str) -> set:
+def meanings(text: str) -> set:
     kinds = {("timecode" if v.kind == "clock time" else v.kind, key)
              for v in typed_values.find(text) for key in (v.key, *v.also)}
     if way := direction(text):
@@ -96,8 +96,8 @@ def _meanings(text: str) -> set:
 def option_meaning(value: str, options: list[str]) -> int | None:
     """The one option that says what `value` says in other words; None when none or several
     do, or the value names nothing this module reads."""
-    wanted = _meanings(value)
+    wanted = meanings(value)
     if not wanted:
         return None
-    matches = [i for i, option in enumerate(options) if wanted & _meanings(option)]
+    matches = [i for i, option in enumerate(options) if wanted & meanings(option)]
     return matches[0] if len(matches) == 1 else None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from backend.agent import meaning
+
 
 
 def choose_option(text: str, options: list[str]) -> int | None:
@@ -50,6 +52,29 @@ def option_for_value(value: str, options: list[str]) -> int | None:
     wanted = _normalised(value)
     matches = [i for i, o in enumerate(options) if _normalised(o) == wanted]
     return matches[0] if len(matches) == 1 else None
+
+
+_NONE = re.compile(r"\b(?:no|none|nobody|nothing|no one|zero)\b", re.I)
+
+
+def misses_value(answer: str, value: str) -> bool:
+    """Whether a free answer fails to say a computed value that code can compare: a number
+    ('3' as 'three'; 0 as 'no one', 'nothing'), or a place, way, distance or date read by
+    `meaning`, in a run of up to five of the answer's words ('bottom right' as 'in the lower
+    right corner'). Other values (a colour list, a sentence) are not judged: False."""
+    number = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:s|seconds?)?\s*", value or "")
+    if number:
+        said = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", answer)}
+        said |= {float(_NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", answer.lower())
+                 if w in _NUMBER_WORDS}
+        wanted = float(number.group(1))
+        return wanted not in said and not (wanted == 0 and _NONE.search(answer))
+    wanted = meaning.meanings(value or "")
+    if not wanted:
+        return False
+    words = answer.split()
+    return not any(wanted & meaning.meanings(" ".join(words[i:i + n]))
+                   for n in range(1, 6) for i in range(len(words) - n + 1))
 
 
 def _number_and_unit(text: str) -> tuple[float, str] | None:

@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field, RootModel, create_model
 from backend.agent import meaning, option_match, precision, prompts
 from backend.agent.confidence import basis, confidence
 from backend.agent.digest import refused as digest_check
-from backend.agent.options import (choose_option, nearest_option, nearest_options,
+from backend.agent.options import (choose_option, misses_value, nearest_option, nearest_options,
                                    option_for_value, option_labels)
 from backend.agent.search_tree import (ANSWER, Node, backpropagate, path_to, select_node,
                                        vote)
@@ -424,6 +424,15 @@ class Planner:
                 # Numbers in a free answer must come from the question or an observation.
                 step = ask(avoid + [f"Answer({step.action_input}), whose {', '.join(unquoted)} "
                                     "is in no observation"])
+            elif step.action == ANSWER and not q.options and parent.support == "computed" and \
+                    misses_value(step.action_input, parent.value):
+                # A free answer resting on a computed value must say it (a 1.5B model told "at
+                # a middle distance from the camera" as "2 units away"); asked once more, else
+                # the value in code's words is the answer.
+                step = ask(avoid + [f"Answer({step.action_input}), which does not say the "
+                                    f"computed value '{parent.value}'"])
+                if step.action == ANSWER and misses_value(step.action_input, parent.value):
+                    step.action_input = parent.value
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
