@@ -240,6 +240,9 @@ def test_how_far_from_the_camera_a_person_is_is_stated_by_code_from_the_box_size
         ("position", "What")
     scores = option_match.decide(result.typed, mixed).scores
     assert scores[0] == 0
+    # The one person the question names is the target of code's first step, not every person.
+    given = routing.first_step("How far from the camera is person 7?", tud)
+    assert given.observation.instance_ids == [7] and given.observation.value
     assert scores[1] + scores[2] == (0 if tud.position(row).endswith("centre") else 1)
 
 

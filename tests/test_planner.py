@@ -517,6 +517,19 @@ def test_a_free_answer_that_does_not_say_the_computed_value_is_asked_again_then_
                                  step("Answer", "Very close.")],
                                 [FakeTool("What", [where])], n_solutions=1)
     assert planner.solve(question).answer == "at a middle distance from the camera"
+    # The question said back, after the model went round in circles: asked again all the same.
+    planner, llm = make_planner([step("What", question), step("What", question),
+                                 step("Answer", "How far from the camera is the first person?"),
+                                 step("Answer", "How far from the camera is the first person?")],
+                                [FakeTool("What", [where])], n_solutions=1)
+    assert planner.solve(question).answer == "at a middle distance from the camera"
+    assert "which does not say the computed value" in llm.prompts[-1]
+    read = Observation("The sign reads OPEN.", support="read")
+    planner, llm = make_planner([step("What", "what sign"), step("Answer", "What is on the sign?"),
+                                 step("Answer", "It reads OPEN.")],
+                                [FakeTool("What", [read])], n_solutions=1)
+    assert planner.solve("What is on the sign?").answer == "It reads OPEN."
+    assert "Answer(What is on the sign?), which repeats the question" in llm.prompts[-1]
     # A count said in words, or 'nobody' for 0, says it: no second call.
     for value, told in (("3", "Three people are in view."), ("0", "Nobody is in view.")):
         count = Observation(f"{value} people are visible at 47 s.", value=value, support="computed")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -173,6 +174,21 @@ class _Question:
     def answered(self) -> list[int]:
         """The leaves tried that are answers, not failures."""
         return [i for i in self.leaves if self.nodes[i].failure is None]
+
+
+def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str | None:
+    """Why a free answer is not taken as it stands: a number that neither the question nor an
+    observation holds (a reformat or a guess), a computed value it does not say (a 1.5B model
+    told "at a middle distance from the camera" as "2 units away", and memory learned it), or
+    the question said back; None when none of these."""
+    sources = "\n".join([q.text, q.context, *(n.observation for n in path)])
+    if unquoted := unquoted_numbers(answer, sources):
+        return f"whose {', '.join(unquoted)} is in no observation"
+    if parent.support == "computed" and misses_value(answer, parent.value):
+        return f"which does not say the computed value '{parent.value}'"
+    if re.findall(r"\w+", answer.lower()) == re.findall(r"\w+", q.text.lower()):
+        return "which repeats the question"
+    return None
 
 
 class Planner:
@@ -419,19 +435,13 @@ class Planner:
                     # Going round in circles (one tool, then another, then the first again): an
                     # answer from what is on the path beats none, open or multiple choice.
                     step = ask(avoid, exclude=tuple(self.tools))
-            elif step.action == ANSWER and not q.options and (unquoted := unquoted_numbers(
-                    step.action_input, "\n".join([q.text, q.context, *(n.observation for n in path)]))):
-                # Numbers in a free answer must come from the question or an observation.
-                step = ask(avoid + [f"Answer({step.action_input}), whose {', '.join(unquoted)} "
-                                    "is in no observation"])
-            elif step.action == ANSWER and not q.options and parent.support == "computed" and \
-                    misses_value(step.action_input, parent.value):
-                # A free answer resting on a computed value must say it (a 1.5B model told "at
-                # a middle distance from the camera" as "2 units away"); asked once more, else
-                # the value in code's words is the answer.
-                step = ask(avoid + [f"Answer({step.action_input}), which does not say the "
-                                    f"computed value '{parent.value}'"])
-                if step.action == ANSWER and misses_value(step.action_input, parent.value):
+            if step.action == ANSWER and not q.options and \
+                    (why := _refused(step.action_input, q, parent, path)):
+                # Asked once more with the reason; where a computed value is still not said,
+                # code's value is the answer.
+                step = ask(avoid + [f"Answer({step.action_input}), {why}"])
+                if step.action == ANSWER and parent.support == "computed" and parent.value and \
+                        _refused(step.action_input, q, parent, path):
                     step.action_input = parent.value
         except _Budget:
             node.failure = "LLM call or time budget used up"

@@ -210,9 +210,11 @@ def _target(operation: str, question: str) -> str:
     """The kind the question counts or times ('' for any), in `kinds`' words."""
     if operation in ("screen_text", "speech") or _EMPTY_AT.search(question):
         return ""  # what is said or written; whoever is in the place asked about
+    # One tracked object where the question names it ("person 7", "#3"): a count is of a kind.
+    if operation not in queries.COUNTS and (one := _ONE.search(question)):
+        return f"#{one.group(1)}"
     if operation == "activity":  # a single person's actions when the question names one, else all
-        person = re.search(r"(?:#|\b(?:person|man|woman|player|id)\s*#?\s*)(\d+)\b", question, re.I)
-        return f"#{person.group(1)}" if person else ""
+        return ""
     if operation == "kinds":
         return next((w for w in re.findall(r"[a-z]+", question.lower()) if w in kinds.GROUP_WORDS), "")
     return _named_kind(question)
