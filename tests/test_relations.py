@@ -115,10 +115,21 @@ def test_where_one_person_is_relative_to_another_agrees_with_the_truth_boxes(tud
 
 
 def test_a_relation_with_a_thing_never_seen_with_it_says_so(tud):
+    # No car was tracked on the square: not "never seen together", but that no car was found,
+    # and what was.
     result = run(TypedQuery(operation="relation", target="person", time="", until="",
                             words="car"), "is the man to the left of the car?", tud)
-    assert result.support == "unobserved" or "never" in result.text, result.text
-    assert result.value == ""
+    assert result.support == "unobserved" and result.value == ""
+    people = tud.rows("SELECT COUNT(*) AS n FROM instances WHERE category = 'person'")[0]["n"]
+    assert result.text.startswith("No car was tracked") and f"Tracked: {people} people" in \
+        result.text, result.text
+    # So is what is on a sofa, whichever way it is asked.
+    for question in ("what objects are on the sofa?", "which animal is on the sofa?"):
+        assert routing.route(question) == ("relation", "What")
+        given = routing.first_step(question, tud)
+        assert given.observation.support == "unobserved", given.observation.text
+    assert routing.route("which way does the car to the left of the bus go?") == \
+        ("movement", "What")
 
 
 def test_who_is_on_one_side_of_a_person_lists_those_the_relation_held_of(tud):

@@ -16,9 +16,10 @@ import math
 import re
 from collections import Counter
 
-from backend import places
+from backend import kinds, places
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import Result, Target, VideoTables, instance_sql, parse_target
+from backend.agent.video_tables import (Result, Target, VideoTables, instance_sql, parse_target,
+                                        plural, unseen_target)
 from backend.sql_runner import run_query
 
 # Pairs of sightings read at most: a long video's frames are taken evenly to stay within this.
@@ -36,8 +37,19 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
         return Result("A relation needs the other thing it is relative to (words: 'car', '#2').",
                       support="none")
     for thing in (target, other):
-        if reason := tables.unseen_category(thing):
-            return Result(reason, support="unobserved")
+        if unseen := unseen_target(tables, thing):
+            return unseen
+        if thing.instance is None and thing.category is not None and \
+                not set(kinds.detected_as(thing.category)) & tables.tracked:
+            # A kind the detectors name but did not find here (a table seen from above): say
+            # so, and what was found, rather than that the two were never seen together.
+            found = tables.rows("SELECT category, COUNT(*) AS n FROM instances GROUP BY category "
+                                "ORDER BY n DESC LIMIT 8")
+            return Result(f"No {thing.label} was tracked in this video (the detectors name that "
+                          f"kind, but found none here: it may be there unseen), so where things "
+                          f"are relative to it cannot be told. Tracked: "
+                          f"{', '.join(plural(r['n'], r['category']) for r in found) or 'nothing'}.",
+                          value="", support="unobserved")
     pairs = ("FROM detections a JOIN instances ia ON ia.id = a.instance_id "
              "JOIN detections b ON b.frame = a.frame AND b.instance_id != a.instance_id "
              "JOIN instances ib ON ib.id = b.instance_id")

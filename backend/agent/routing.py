@@ -126,15 +126,15 @@ def route(question: str, duration: float | None = None,
         return "held", "What"
     if _ACTIVITY.search(question) and (options or not digest.is_open(question)):
         return "activity", "What"
+    if _DIRECTION.search(question) and _named_kind(question):
+        return "movement", "What"
+    if relation_sides(question, options) is not None:  # "which animal is on the sofa"
+        return "relation", "What"
     if _KINDS.search(question):
         # Two or more options that name no COCO kind are told apart by the tags (ImageNet's
         # animals, tools, places), which also see the COCO kinds.
         return ("activity" if options and _named_options(options) <= len(options) - 2
                 else "kinds"), "What"
-    if _DIRECTION.search(question) and _named_kind(question):
-        return "movement", "What"
-    if relation_sides(question, options) is not None:
-        return "relation", "What"
     if _WHERE_AT.search(question) and _named_kind(question) and \
             (not options or all(meaning.place(o) or meaning.distance(o) for o in options)):
         return "position", "What"
