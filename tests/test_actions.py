@@ -486,6 +486,31 @@ def test_a_posture_backs_an_option_only_through_its_own_verb():
     assert riding.chosen == 0, riding.explanation
 
 
+def test_whether_anyone_does_an_action_is_answered_yes_or_no_by_code(ingested, library_settings):
+    """TUD-Campus: 'is anyone walking?' yes, with who and when; 'is anyone sitting?' no, never
+    high (a no rests on what the rules find); both without a model call."""
+    from dataclasses import replace as with_settings
+
+    from backend.agent import routing
+    from backend.ask import ask
+
+    settings = with_settings(library_settings, n_solutions=2, memory=False)
+    video_id = ingested("mot15_TUD-Campus.mp4").video_id
+    assert routing.route("Is anyone sitting?", 2.8) == ("activity", "What")
+    walking = ask(video_id, "Is anyone walking?", settings)
+    db = library_settings.home / "videos" / video_id / "video.db"
+    with sqlite3.connect(db) as conn:
+        walkers = {who for (who,) in conn.execute(
+            "SELECT instance_id FROM actions WHERE action = 'walking'")}
+    assert walking.answer.startswith("Yes: #") and walking.usage.llm_calls == 0, walking.answer
+    assert set(walking.instance_ids) == walkers
+    sitting = ask(video_id, "Is anyone sitting?", settings)
+    assert sitting.answer.startswith("No: nobody was seen sitting"), sitting.answer
+    assert sitting.usage.llm_calls == 0 and sitting.confidence.level != "high"
+    # With options, the computed yes or no is the option.
+    assert ask(video_id, "Is anyone sitting?", settings, options=["yes", "no"]).option == 1
+
+
 @pytest.mark.parametrize("question, options, route", [
     ("What is the woman doing?", ["cooking", "dancing"], ("activity", "What")),
     ("What activity is shown in this video?", ["tai chi", "archery"], ("activity", "What")),

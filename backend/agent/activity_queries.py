@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import Result, Target, VideoTables, quoted
+from backend.agent.video_tables import YES_NO, Result, Target, VideoTables, quoted
 from backend.errors import QueryError
 from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE, POSTURES
 from models import lexicon
@@ -70,7 +70,8 @@ def _overlap(span: Span | None, table: str = "") -> str:
     return f" AND {table}t_end >= {span.start} AND {table}t_start <= {span.end}"
 
 
-def activity(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
+             question: str = "") -> Result:
     if not has(tables, "actions"):
         return Result("What people do was not read when this video was ingested (an older "
                       "version); delete it and ingest it again.", support="unobserved")
@@ -128,13 +129,37 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str)
     # Colour footage shot in daylight tells nothing: with no action and no tag, nothing to go on.
     support = "computed" if rows or tags or happening else \
         "read" if set(facts) & set(FACT_WORDS) else "none"
-    return Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
-                  times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5] +
-                  [r["t0"] for r in happening][:3],
-                  instance_ids=sorted({r["instance_id"] for r in rows}),
-                  conditions="; ".join(actions_used),
-                  typed={"activities": {"words": words, "tags": shown_tags,
-                                           "acts": sorted(acts - things), "origins": origins}})
+    result = Result(text, value="", sql=sql, rows=rows[:_LISTED * 4], support=support,
+                    times=sorted({r["t_start"] for r in rows})[:20] + [t["t0"] for t in tags][:5] +
+                    [r["t0"] for r in happening][:3],
+                    instance_ids=sorted({r["instance_id"] for r in rows}),
+                    conditions="; ".join(actions_used),
+                    typed={"activities": {"words": words, "tags": shown_tags,
+                                             "acts": sorted(acts - things), "origins": origins}})
+    if YES_NO.search(question) and (asked := named_actions(question)):
+        _yes_or_no(result, rows, asked, target)
+    return result
+
+
+def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target) -> None:
+    """A yes-or-no question about actions ("is anyone sitting?", "does person 2 wave?"): yes
+    where one was seen, with who and when, its confidence that action's measured precision; no
+    where none was, which rests on what the rules find (their recall), so it is never high."""
+    seen = [r for r in rows if r["action"] in asked]
+    who = f"{target.label} was not" if target.instance is not None else "nobody was"
+    if seen:
+        listed = "; ".join(f"#{r['instance_id']} {r['action']} {r['t_start']:.1f}-"
+                           f"{r['t_end']:.1f} s" for r in seen[:8])
+        more = f"; and {len(seen) - 8} more" if len(seen) > 8 else ""
+        result.text = f"Yes: {listed}{more}.\n{result.text}"
+        result.value, result.conditions = "yes", "; ".join(sorted({r["action"] for r in seen}))
+        result.instance_ids = sorted({r["instance_id"] for r in seen})
+        result.times = sorted({r["t_start"] for r in seen})[:20]
+    else:
+        result.text = (f"No: {who} seen {' or '.join(sorted(asked))} (as the pose and object "
+                       f"rules read people; they can miss it).\n{result.text}")
+        result.value, result.conditions = "no", ""
+    result.support = "computed"
 
 
 def _strength(seconds: float, length: float) -> float:

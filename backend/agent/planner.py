@@ -349,6 +349,13 @@ class Planner:
             return self._add_answer(q, parent, thought, q.options[i], i, "nearest")
         if not q.options and parent.action == DIGEST:
             return self._tell(q, parent)
+        if not q.options and parent.support == "computed" and parent.value in ("yes", "no") and \
+                (said := parent.observation.splitlines()[0]).startswith(
+                    f"{parent.value.capitalize()}: "):
+            # A tool that answers a yes-or-no question itself states it on its first line, with
+            # what it rests on ("Yes: #3 sitting 10.2-15.0 s."): that line is the answer.
+            return self._add_answer(q, parent, "the tool answered yes or no", said, None,
+                                    "computed")
         if not q.options and parent.support == "computed" and parent.value and \
                 parent.action in self.config.answered_by:
             return self._add_answer(q, parent, f"{parent.action} computed the answer", parent.value,

@@ -13,21 +13,18 @@ kinds typed for options that name kinds.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
 from backend import kinds, places
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import (Result, Target, VideoTables, instance_sql, parse_target,
-                                        plural, unseen_target)
+from backend.agent.video_tables import (YES_NO, Result, Target, VideoTables, instance_sql,
+                                        parse_target, plural, unseen_target)
 from backend.sql_runner import run_query
 
 # Pairs of sightings read at most: a long video's frames are taken evenly to stay within this.
 _MOST_PAIRS = 4000
 # A relation is the answer where it held on more than this share of the frames both were seen.
 HOLDS = 0.5
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did)\b", re.I)
-
 
 def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
              question: str = "") -> Result:
@@ -97,7 +94,7 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
         text += (f" {asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
                  f"with it: {value or 'nothing'}.")
         ids = [i for i, _ in found] or ids
-    elif asked and _YES_NO.search(question):
+    elif asked and YES_NO.search(question):
         value = "yes" if held[asked[0]] > HOLDS * n else "no"
         text += f" '{asked[0]}' held on {held[asked[0]]} of {n}."
     return Result(text, value=value, sql=sql, rows=rows[:20], support="computed" if value

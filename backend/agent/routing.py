@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from backend import kinds, places
-from backend.agent import (digest, meaning, option_match, ordinals, queries, unsupported,
-                           video_tables)
+from backend.agent import (activity_queries, digest, meaning, option_match, ordinals, queries,
+                           unsupported, video_tables)
 from backend.agent.planner import DIGEST, GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import Observation, observed
@@ -52,7 +52,6 @@ _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once", no "different" and no passing by ("how many cars are there") is left to
 # the model.
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
@@ -112,7 +111,7 @@ def route(question: str, duration: float | None = None,
     name kinds goes to the kinds seen."""
     if counted := _count(question, duration):
         return counted
-    if _YES_NO.search(question) and MOST.search(question) and _named_kind(question):
+    if video_tables.YES_NO.search(question) and MOST.search(question) and _named_kind(question):
         return "most_at_once", "Count"  # "are N of a kind ever in view together": compared
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
@@ -130,6 +129,8 @@ def route(question: str, duration: float | None = None,
         return "movement", "What"
     if relation_sides(question, options) is not None:  # "which animal is on the sofa"
         return "relation", "What"
+    if video_tables.YES_NO.search(question) and activity_queries.named_actions(question):
+        return "activity", "What"  # "is anyone sitting", "does person 2 wave"
     if _KINDS.search(question):
         # Two or more options that name no COCO kind are told apart by the tags (ImageNet's
         # animals, tools, places), which also see the COCO kinds.

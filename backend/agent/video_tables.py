@@ -189,6 +189,10 @@ class VideoTables:
             cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
 
 
+# A question answered yes or no ("is the man left of the car", "does anyone sit").
+YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
+
+
 # ---- what a target names in the tables, for every query module ------------------------------
 
 # Whoever is in a place asked to be empty: people and things that move by themselves.
