@@ -530,6 +530,16 @@ def test_a_free_answer_that_does_not_say_the_computed_value_is_asked_again_then_
                                 [FakeTool("What", [read])], n_solutions=1)
     assert planner.solve("What is on the sign?").answer == "It reads OPEN."
     assert "Answer(What is on the sign?), which repeats the question" in llm.prompts[-1]
+    # An answer about text that quotes none of it: asked again, then the words themselves.
+    signs = Observation('On-screen text: "EXIT 12" at the top left (0.0 s).', support="read",
+                        typed={"texts": ["EXIT 12"], "places": {"top left": 1}})
+    planner, llm = make_planner([step("What", "the sign"),
+                                 step("Answer", "The sign has text written on it."),
+                                 step("Answer", "Text is written on the sign.")],
+                                [FakeTool("What", [signs])], n_solutions=1)
+    assert planner.solve("What is written on the sign?").answer == \
+        'The words read on screen: "EXIT 12".'
+    assert 'which quotes none of the words read or said (such as "EXIT 12")' in llm.prompts[-1]
     # A count said in words, or 'nobody' for 0, says it: no second call.
     for value, told in (("3", "Three people are in view."), ("0", "Nobody is in view.")):
         count = Observation(f"{value} people are visible at 47 s.", value=value, support="computed")

@@ -179,16 +179,43 @@ class _Question:
 def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str | None:
     """Why a free answer is not taken as it stands: a number that neither the question nor an
     observation holds (a reformat or a guess), a computed value it does not say (a 1.5B model
-    told "at a middle distance from the camera" as "2 units away", and memory learned it), or
-    the question said back; None when none of these."""
+    told "at a middle distance from the camera" as "2 units away", and memory learned it), the
+    question said back, or none of the words read or said that it rests on; None when none of
+    these."""
     sources = "\n".join([q.text, q.context, *(n.observation for n in path)])
     if unquoted := unquoted_numbers(answer, sources):
         return f"whose {', '.join(unquoted)} is in no observation"
     if parent.support == "computed" and misses_value(answer, parent.value):
         return f"which does not say the computed value '{parent.value}'"
-    if re.findall(r"\w+", answer.lower()) == re.findall(r"\w+", q.text.lower()):
+    said = re.findall(r"\w+", answer.lower())
+    if said == re.findall(r"\w+", q.text.lower()):
         return "which repeats the question"
+    if (texts := parent.typed.get("texts")) and not _quotes(said, texts, q.text):
+        return f"which quotes none of the words read or said (such as \"{texts[0]}\")"
     return None
+
+
+def _said_by_code(parent: Node) -> str:
+    """What code can answer with in place of a refused free answer: the computed value, else
+    the words read on screen or said that the step found ('' for neither)."""
+    if parent.support == "computed" and parent.value:
+        return parent.value
+    if texts := parent.typed.get("texts"):
+        where = "read on screen" if "places" in parent.typed else "said"
+        return f"The words {where}: " + ", ".join(f'"{t}"' for t in texts[:3]) + \
+            (f" ({len(texts)} in all)." if len(texts) > 3 else ".")
+    return ""
+
+
+def _quotes(said: list[str], texts: list[str], question: str) -> bool:
+    """Whether an answer's own words (not the question's, nor a short function word) include
+    one of the texts read on screen or said: "the sign has text written on it" quotes none."""
+    own = set(said) - set(re.findall(r"\w+", question.lower())) - _LIGHT
+    return bool(own & {w for t in texts for w in re.findall(r"\w+", t.lower())})
+
+
+_LIGHT = frozenset("a an the is are was were it its on in at of to and or by with has have "
+                   "says said reads shown written text".split())
 
 
 class Planner:
@@ -444,12 +471,11 @@ class Planner:
                     step = ask(avoid, exclude=tuple(self.tools))
             if step.action == ANSWER and not q.options and \
                     (why := _refused(step.action_input, q, parent, path)):
-                # Asked once more with the reason; where a computed value is still not said,
-                # code's value is the answer.
+                # Asked once more with the reason; where that answer is refused too, code's
+                # value is the answer, or the words it rests on quoted.
                 step = ask(avoid + [f"Answer({step.action_input}), {why}"])
-                if step.action == ANSWER and parent.support == "computed" and parent.value and \
-                        _refused(step.action_input, q, parent, path):
-                    step.action_input = parent.value
+                if step.action == ANSWER and _refused(step.action_input, q, parent, path):
+                    step.action_input = _said_by_code(parent) or step.action_input
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
