@@ -3,6 +3,8 @@ options say them, and the typed query on TUD-Campus's people against their MOT t
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 
 import numpy as np
@@ -141,6 +143,9 @@ def test_who_is_on_one_side_of_a_person_lists_those_the_relation_held_of(tud):
            for side, o in (("left", left), ("right", right))}
     assert ids["left"] and ids["right"] and not ids["left"] & ids["right"], (left.text, right.text)
     assert left.typed["kinds"] == {"person": len(ids["left"])}
+    # The evidence goes out as JSON (`ask --json`, the app's tree): no Counter, whose copy by
+    # dataclasses.asdict made its keys pairs and the command fail.
+    json.dumps(dataclasses.asdict(left))
     for i in ids["left"]:
         asked = routing.first_step(f"is person {i} to the left of person 5?", tud, ["yes", "no"])
         assert asked.observation.value == "yes", asked.observation.text

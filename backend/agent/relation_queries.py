@@ -90,7 +90,8 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
         # "What is on the sofa?": the things the relation held of on most of their frames.
         found = _holding(rows, each, asked[0])
         value = ", ".join(f"#{i} {kind}" for i, kind in found)
-        typed = {"kinds": Counter(kind for _, kind in found), "group": None, "unnamed": 0}
+        # A plain dict: dataclasses.asdict rebuilds a Counter from its items, keys made pairs.
+        typed = {"kinds": dict(Counter(kind for _, kind in found)), "group": None, "unnamed": 0}
         text += (f" {asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
                  f"with it: {value or 'nothing'}.")
         ids = [i for i, _ in found] or ids
