@@ -255,6 +255,17 @@ def test_which_way_most_people_walk_is_picked_by_code_from_the_tracks(tud):
     assert decision.chosen == 2 and decision.basis == "computed", decision.explanation
 
 
+def test_how_many_go_one_way_is_counted_by_code_from_the_tracks(tud):
+    # MOT15: 6 of TUD-Campus's 8 people cross left to right, and one right to left.
+    question = "How many people walk to the right?"
+    assert routing.route(question, tud.duration) == ("movement", "Count")
+    given = routing.first_step(question, tud).observation
+    assert given.support == "computed" and 5 <= int(given.value) <= 7, given.text
+    assert given.text.startswith(f"{given.value} of them go rightwards (#")
+    assert routing.first_step("How many people walk from right to left?", tud).observation.value \
+        in ("1", "2")
+
+
 def test_the_picture_shift_of_a_panning_camera_is_measured_to_take_out_of_directions(
         models, library_settings, tmp_path):
     # TUD-Campus seen through a window sliding right across the square, 160 px of its 480 over

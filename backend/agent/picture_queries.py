@@ -17,12 +17,17 @@ from backend import places
 from backend.agent import meaning, option_match
 from backend.agent.activity_queries import has
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import (Result, Target, VideoTables, id_list, instance_rows,
-                                        instance_sql, none_appears, plural, unseen_target)
+from backend.agent.video_tables import (HOW_MANY, Result, Target, VideoTables, id_list,
+                                        instance_rows, instance_sql, none_appears, plural,
+                                        unseen_target)
 from backend.ingest import describe
 
 
-def movement(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
+def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
+             question: str = "") -> Result:
+    """How the objects asked about move: one object's path, or the tracks of a kind by the way
+    they go, the commonest the value; how many go the way a how-many question names, where it
+    names one ("how many people walk to the right")."""
     if unseen := unseen_target(tables, target):
         return unseen
     sql, rows = instance_rows(tables, target, "i.id, i.category, i.action, i.first_seen, "
@@ -45,9 +50,16 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str)
     leading = [d for d, ids in ranked if len(ids) == len(most[1])]
     value = most[0] if len(leading) == 1 else ""
     summary = f"most: {value}" if value else "no single direction leads"
-    return Result(f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})",
-                  value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows], typed={"ways": _ways(rows)})
+    ways = _ways(rows)
+    text = f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})"
+    if HOW_MANY.search(question) and (way := meaning.direction(question)):
+        going = [r["id"] for r in rows if way in map(meaning.direction,
+                                                      describe.directions(r["action"]))]
+        value = str(len(going))
+        text = (f"{value} of them {'goes' if len(going) == 1 else 'go'} {way}"
+                + (f" ({id_list(going[:8])})" if going else "") + f". {text}")
+    return Result(text, value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
+                  instance_ids=[r["id"] for r in rows], typed={"ways": ways})
 
 
 def _ways(rows: list[dict]) -> dict[str, int]:

@@ -52,7 +52,6 @@ _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|
 # A count the question words as one of the three counting queries; a plain "how many" with no
 # time, no "at once", no "different" and no passing by ("how many cars are there") is left to
 # the model.
-_HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
 _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
@@ -194,8 +193,10 @@ def _named_options(options: list[str]) -> int:
 def _count(question: str, duration: float | None) -> tuple[str, str] | None:
     """A count of a named kind ("how many people are on screen at 2 s" counts people, whatever
     "on screen" says of text), as one of the three counting queries."""
-    if not (_HOW_MANY.search(question) and _named_kind(question)):
+    if not (video_tables.HOW_MANY.search(question) and _named_kind(question)):
         return None
+    if meaning.direction(question):
+        return "movement", "Count"  # "how many people walk to the right": the tracks going it
     if MOST.search(question):
         return "most_at_once", "Count"
     if _DISTINCT.search(question):
