@@ -155,6 +155,13 @@ def test_the_first_to_leave_and_the_last_to_arrive(tud):
                        "'person'", timeout_s=2, max_rows=1).rows[0][0]
     assert arrived.value == f"{latest:.1f} s" and arrived.text.startswith("The last person to arrive")
     assert float(arrived.value.removesuffix(" s")) < end
+    # "Who": routed with a person as the target, the value the one found, not the time.
+    from backend.agent import routing
+
+    assert routing.route("Who comes in last?") == ("first_appearance", "When")
+    who = routing.first_step("Who comes in last?", tud).observation
+    assert who.text.startswith("The last person to arrive") and who.value.startswith("#")
+    assert who.instance_ids == arrived.instance_ids
 
 
 def test_a_category_the_detector_does_not_know_is_unobserved_and_names_the_setting(tud):

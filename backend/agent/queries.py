@@ -35,9 +35,10 @@ from backend.agent.relation_queries import relation
 from backend.agent.text_queries import screen_text, speech, timeline
 from backend.agent.scene_queries import YES_NO, scene
 from backend.agent.timephrases import Span, resolve
-from backend.agent.video_tables import (OCCUPANTS, Result, Target, VideoTables, category_sql,
-                                        id_list, instance_rows, instance_sql, none_appears,
-                                        parse_target, plural, quoted, unseen_target)
+from backend.agent.video_tables import (OCCUPANTS, WHO, Result, Target, VideoTables,
+                                        category_sql, id_list, instance_rows, instance_sql,
+                                        none_appears, parse_target, plural, quoted,
+                                        unseen_target)
 from backend.errors import QueryError
 from backend.ingest import describe
 from backend.ingest.tracks import CROWD
@@ -136,7 +137,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
     target = parse_target(query.target)
     if query.operation in COUNTS and _EMPTY.search(question.lower()) and _a_place(target):
         target = OCCUPANTS
-    operation = (_appearance_edge(*asked_edge(question, query.operation))
+    operation = (_appearance_edge(*asked_edge(question, query.operation),
+                                  asked_who=bool(WHO.search(question)))
                  if query.operation in ("first_appearance", "last_appearance")
                  else _OPERATIONS[query.operation])
     if query.operation == "appearance":
@@ -378,7 +380,9 @@ def asked_edge(question: str, operation: str) -> tuple[str, str]:
     return event, "first" if ordinal.group(1) in ("first", "earliest") else "last"
 
 
-def _appearance_edge(event: str, ordinal: str):
+def _appearance_edge(event: str, ordinal: str, asked_who: bool = False):
+    """The query for one edge; with `who` ("who comes in last"), its value is the one found,
+    not the time."""
     column = "first_seen" if event == "arrival" else "last_seen"
     order = "ASC" if ordinal == "first" else "DESC"
 
@@ -410,8 +414,8 @@ def _appearance_edge(event: str, ordinal: str):
                      ("arrival", "last"): "last", ("exit", "first"): "first"}[(event, ordinal)]
             to = {("arrival", "last"): " to arrive", ("exit", "first"): " to leave"}
             text = f"The {which} {target.label}{to.get((event, ordinal), '')}: " + text
-        return Result(text, value=f"{t:.1f} s", sql=sql, rows=rows, times=[t],
-                      instance_ids=[r["id"]])
+        return Result(text, value=who if asked_who else f"{t:.1f} s", sql=sql, rows=rows,
+                      times=[t], instance_ids=[r["id"]])
 
     return edge
 

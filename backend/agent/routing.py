@@ -115,8 +115,9 @@ def route(question: str, duration: float | None = None,
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool
-    if _WHEN.search(question) and queries.names_an_edge(question):
-        return "first_appearance", "When"
+    if (_WHEN.search(question) or video_tables.WHO.search(question)) and \
+            queries.names_an_edge(question):
+        return "first_appearance", "When"  # "when does the bus leave", "who comes in last"
     at_a_time = duration is not None and resolve(question, duration) is not None
     if _EMPTY_AT.search(question) and at_a_time:
         return "in_view", "Count"
@@ -219,7 +220,7 @@ def _target(operation: str, question: str) -> str:
         return ""
     if operation == "kinds":
         return next((w for w in re.findall(r"[a-z]+", question.lower()) if w in kinds.GROUP_WORDS), "")
-    return _named_kind(question)
+    return _named_kind(question) or ("person" if video_tables.WHO.search(question) else "")
 
 
 def _named_kind(question: str) -> str:

@@ -191,6 +191,8 @@ class VideoTables:
 
 # A question answered yes or no ("is the man left of the car", "does anyone sit").
 YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
+# "Who" asks after a person ("who comes in last"), whatever else it names.
+WHO = re.compile(r"^\s*who\b", re.I)
 # A question asking how many ("how many cars", "the number of people"), not how often.
 HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 
