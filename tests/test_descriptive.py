@@ -224,6 +224,25 @@ def test_people_who_take_turns_standing_at_a_table_are_told_so(turns):
     assert "people standing" in doing and "people walking" in doing, head
 
 
+def test_whether_the_room_is_ever_empty_lists_the_stretches_between_turns(turns):
+    """Between one person walking off and the next walking up, nobody is in view: 'is the room
+    ever empty?' is yes, with every stretch between two people's sightings and none while one
+    is there."""
+    from backend.agent import routing
+
+    _, tables = turns
+    question = "Is the room ever empty?"
+    assert routing.route(question, tables.duration) == ("in_view", "Count")
+    given = routing.first_step(question, tables).observation
+    assert given.value == "yes" and given.text.startswith("Yes: nobody"), given.text
+    people = tables.rows("SELECT first_seen, last_seen FROM instances WHERE category = 'person' "
+                         "ORDER BY first_seen")
+    stretches = [tuple(map(float, m)) for m in re.findall(r"(\d+\.\d)-(\d+\.\d) s", given.text)]
+    assert len(stretches) >= len(people) - 1 >= 4, given.text
+    for a, b in stretches:
+        assert not any(p["first_seen"] < b and a < p["last_seen"] for p in people), (a, b)
+
+
 def test_what_someone_does_lists_the_posture_that_is_most_of_it(turns):
     """Asked what someone does, the statement the model reads lists each person's standing at
     the table, though it lists many actions: the woman listed by her one-frame jump and

@@ -137,6 +137,13 @@ def test_an_appearance_question_says_which_edge_it_asks_for(question, operation,
     assert asked_edge(question, operation) == asked
 
 
+def test_a_square_people_walk_across_throughout_is_never_empty(tud):
+    from backend.agent import routing
+
+    given = routing.first_step("Is the square ever empty?", tud).observation
+    assert given.value == "no" and given.text.startswith("No: "), given.text
+
+
 def test_the_first_to_leave_and_the_last_to_arrive(tud):
     lives = defaultdict(list)
     for t, ids in _ground_truth().items():

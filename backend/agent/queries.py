@@ -269,6 +269,8 @@ def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bo
 def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
     if unseen := unseen_target(tables, target):
         return unseen
+    if span is None and target == OCCUPANTS:
+        return _empty_stretches(tables)  # "is the room ever empty"
     if span is None:
         return most_at_once(tables, target, None, words)
     if not span.is_moment:
@@ -296,6 +298,34 @@ def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) 
     return Result(f"{plural(len(ids), label)} {verb} in view at {t:.1f} s"
                   + (f" (frame {frame}): {where}." if ids else "."),
                   value=str(len(ids)), sql=sql, rows=rows, times=[t], instance_ids=ids)
+
+
+# Sightings (a few a second) further apart than this leave a stretch with nobody in view.
+_EMPTY_GAP = 1.0
+
+
+def _empty_stretches(tables: VideoTables) -> Result:
+    """When the place is empty: the stretches of more than _EMPTY_GAP seconds with no sighting
+    of whoever is in it (`OCCUPANTS`), the start and end of the video included."""
+    # Only the sightings next to a gap come back: a query's rows are capped.
+    sql = (f"WITH s AS (SELECT DISTINCT d.t FROM detections d JOIN instances i ON i.id = "
+           f"d.instance_id WHERE 1 = 1{category_sql(OCCUPANTS)}) SELECT t, next FROM (SELECT t, "
+           f"LEAD(t) OVER (ORDER BY t) AS next, ROW_NUMBER() OVER (ORDER BY t) AS k FROM s) "
+           f"WHERE k = 1 OR next IS NULL OR next - t > {_EMPTY_GAP} ORDER BY t")
+    rows = tables.rows(sql)
+    seen = [r["t"] for r in rows]
+    edges = [(0.0, rows[0]["t"]), *((r["t"], r["next"]) for r in rows if r["next"] is not None),
+             (rows[-1]["t"], tables.duration)] if rows else [(0.0, tables.duration)]
+    gaps = [(a, b) for a, b in edges if b - a > _EMPTY_GAP]
+    if not gaps:
+        return Result(f"No: someone or something that moves by itself is in view throughout (no "
+                      f"gap of more than {_EMPTY_GAP:g} s between sightings).", value="no", sql=sql,
+                      times=seen[:1])
+    listed = ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in gaps[:8])
+    more = f" and {len(gaps) - 8} more" if len(gaps) > 8 else ""
+    return Result(f"Yes: nobody and nothing that moves by itself is in view {listed}{more} "
+                  f"({sum(b - a for a, b in gaps):.1f} s in all).", value="yes", sql=sql,
+                  times=[a for a, _ in gaps][:20])
 
 
 def _in_view_during(tables: VideoTables, target: Target, span: Span) -> Result:

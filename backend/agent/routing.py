@@ -119,8 +119,8 @@ def route(question: str, duration: float | None = None,
             queries.names_an_edge(question):
         return "first_appearance", "When"  # "when does the bus leave", "who comes in last"
     at_a_time = duration is not None and resolve(question, duration) is not None
-    if _EMPTY_AT.search(question) and at_a_time:
-        return "in_view", "Count"
+    if _EMPTY_AT.search(question):
+        return "in_view", "Count"  # at a time, or, with none, the stretches when it is empty
     if _HELD.search(question):
         return "held", "What"
     if _ACTIVITY.search(question) and (options or not digest.is_open(question)):
