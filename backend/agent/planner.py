@@ -471,9 +471,11 @@ class Planner:
                     step = ask(avoid, exclude=tuple(self.tools))
             if step.action == ANSWER and not q.options and \
                     (why := _refused(step.action_input, q, parent, path)):
-                # Asked once more with the reason; where that answer is refused too, code's
-                # value is the answer, or the words it rests on quoted.
-                step = ask(avoid + [f"Answer({step.action_input}), {why}"])
+                # Asked once more, for an answer only, with the reason (free to call a tool, the
+                # model called the one that had answered again); where that answer is refused
+                # too, code's value is the answer, or the words it rests on quoted.
+                step = ask(avoid + [f"Answer({step.action_input}), {why}"],
+                           exclude=tuple(self.tools))
                 if step.action == ANSWER and _refused(step.action_input, q, parent, path):
                     step.action_input = _said_by_code(parent) or step.action_input
         except _Budget:
