@@ -520,6 +520,8 @@ def test_whether_anyone_does_an_action_is_answered_yes_or_no_by_code(ingested, l
      ("kinds", "What")),  # all but one are kinds a detector names
     ("Which sport is played?", ["fencing", "abseiling"], ("activity", "What")),
     ("What is the man holding?", ["a cup", "a phone"], ("held", "What")),
+    # Open, but about one tracked person: their actions, not the whole video's digest.
+    ("What is person 3 doing?", None, ("activity", "What")),
 ])
 def test_questions_about_what_happens_read_the_actions_and_tags(question, options, route):
     from backend.agent import routing

@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 from backend import kinds
 from backend.agent import activity_queries, option_match, queries, typed_values
 from backend.agent.timephrases import Span, resolve
-from backend.agent.video_tables import Target, VideoTables, plural
+from backend.agent.video_tables import ONE, Target, VideoTables, plural
 from backend.ingest import describe
 from backend.ingest.actions import ACTIONS
 from models.motion import CATEGORY as MOVING
@@ -47,8 +47,9 @@ _NEGATED = re.compile(r"\b(?:no|not|none|nobody|nothing|without|neither|nor)\b|n
 
 
 def is_open(question: str) -> bool:
-    """Whether a question without options asks for an account of the video, not one value."""
-    return bool(_OPEN.search(question))
+    """Whether a question without options asks for an account of the video, not one value;
+    not one about a tracked object it names ("what is person 3 doing": that one's actions)."""
+    return bool(_OPEN.search(question)) and not ONE.search(question)
 
 
 def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], Span | None]:

@@ -159,7 +159,6 @@ def route(question: str, duration: float | None = None,
 _RELATIVE = re.compile(r"\b(?:relative to|in relation to|compared (?:to|with))\b", re.I)
 _ANY_THING = re.compile(r"^\s*(?:what|which|who)\b(?: \w+)? (?:is|are|was|were|stands?|sits?|lies?)"
                         r"\s*$", re.I)
-_ONE = re.compile(r"(?:#|\b(?:person|man|woman|player|id|object|number)\s*#?\s*)(\d+)\b", re.I)
 
 
 def relation_sides(question: str, options: list[str] | None = None) -> tuple[str, str] | None:
@@ -182,7 +181,7 @@ def relation_sides(question: str, options: list[str] | None = None) -> tuple[str
 
 def _thing(text: str) -> str:
     """'#4' for a numbered one, else the kind the text names ('' for none)."""
-    one = _ONE.search(text)
+    one = video_tables.ONE.search(text)
     return f"#{one.group(1)}" if one else _named_kind(text)
 
 
@@ -214,7 +213,7 @@ def _target(operation: str, question: str) -> str:
     if operation in ("screen_text", "speech") or _EMPTY_AT.search(question):
         return ""  # what is said or written; whoever is in the place asked about
     # One tracked object where the question names it ("person 7", "#3"): a count is of a kind.
-    if operation not in queries.COUNTS and (one := _ONE.search(question)):
+    if operation not in queries.COUNTS and (one := video_tables.ONE.search(question)):
         return f"#{one.group(1)}"
     if operation == "activity":  # a single person's actions when the question names one, else all
         return ""

@@ -193,6 +193,8 @@ class VideoTables:
 YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
 # "Who" asks after a person ("who comes in last"), whatever else it names.
 WHO = re.compile(r"^\s*who\b", re.I)
+# One tracked object a question names by its number ("person 7", "#3").
+ONE = re.compile(r"(?:#|\b(?:person|man|woman|player|id|object|number)\s*#?\s*)(\d+)\b", re.I)
 # A question asking how many ("how many cars", "the number of people"), not how often.
 HOW_MANY = re.compile(r"\b(?:how many(?! times\b)|number of(?! times\b)|count)\b", re.I)
 
