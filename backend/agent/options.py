@@ -60,8 +60,8 @@ _NONE = re.compile(r"\b(?:no|none|nobody|nothing|no one|zero)\b", re.I)
 def misses_value(answer: str, value: str) -> bool:
     """Whether a free answer fails to say a computed value that code can compare: a number
     ('3' as 'three'; 0 as 'no one', 'nothing'), or a place, way, distance or date read by
-    `meaning`, in a run of up to five of the answer's words ('bottom right' as 'in the lower
-    right corner'). Other values (a colour list, a sentence) are not judged: False."""
+    `meaning`, in a run of up to five of the answer's words ('near the camera' as 'close to
+    the lens'). Other values (a colour list, a sentence) are not judged: False."""
     number = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:s|seconds?)?\s*", value or "")
     if number:
         said = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", answer)}

@@ -46,9 +46,7 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
             tally.setdefault(direction, []).append(r["id"])
     ranked = sorted(tally.items(), key=lambda kv: -len(kv[1]))
     parts = "; ".join(f"{len(ids)} {d} ({id_list(ids[:8])})" for d, ids in ranked)
-    most = ranked[0]
-    leading = [d for d, ids in ranked if len(ids) == len(most[1])]
-    value = most[0] if len(leading) == 1 else ""
+    value = _leader(Counter({d: len(ids) for d, ids in ranked}))
     summary = f"most: {value}" if value else "no single direction leads"
     ways = _ways(rows)
     text = f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})"

@@ -313,14 +313,13 @@ def _empty_stretches(tables: VideoTables) -> Result:
            f"LEAD(t) OVER (ORDER BY t) AS next, ROW_NUMBER() OVER (ORDER BY t) AS k FROM s) "
            f"WHERE k = 1 OR next IS NULL OR next - t > {_EMPTY_GAP} ORDER BY t")
     rows = tables.rows(sql)
-    seen = [r["t"] for r in rows]
     edges = [(0.0, rows[0]["t"]), *((r["t"], r["next"]) for r in rows if r["next"] is not None),
              (rows[-1]["t"], tables.duration)] if rows else [(0.0, tables.duration)]
     gaps = [(a, b) for a, b in edges if b - a > _EMPTY_GAP]
     if not gaps:
         return Result(f"No: someone or something that moves by itself is in view throughout (no "
                       f"gap of more than {_EMPTY_GAP:g} s between sightings).", value="no", sql=sql,
-                      times=seen[:1])
+                      times=[r["t"] for r in rows[:1]])
     listed = ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in gaps[:8])
     more = f" and {len(gaps) - 8} more" if len(gaps) > 8 else ""
     return Result(f"Yes: nobody and nothing that moves by itself is in view {listed}{more} "
