@@ -534,3 +534,33 @@ def test_a_question_names_a_posture_or_the_change_into_it():
 
     assert named_actions("who sits on the bench") == {"sitting"}
     assert named_actions("when does the man sit down") == {"sitting down"}
+
+
+def test_what_one_person_does_is_read_over_their_own_time_in_view(ingested, library_settings):
+    """TUD-Campus: 'what is person N doing?' reads N's actions alone, over the time N is in view;
+    a number no track has is said to be none, with who the people are."""
+    from backend.agent import routing
+    from backend.agent.queries import TypedQuery, run
+    from backend.agent.video_tables import VideoTables
+
+    db = library_settings.home / "videos" / ingested("mot15_TUD-Campus.mp4").video_id / "video.db"
+    with sqlite3.connect(db) as conn:
+        (who, start, end), = conn.execute(
+            "SELECT i.id, i.first_seen, i.last_seen FROM instances i JOIN actions a ON "
+            "a.instance_id = i.id WHERE i.category = 'person' GROUP BY i.id "
+            "ORDER BY i.last_seen - i.first_seen DESC LIMIT 1")
+    tables = VideoTables(db)
+
+    def typed(question):
+        operation, _ = routing.route(question, tables.duration)
+        assert operation == "activity", question
+        return run(TypedQuery(operation=operation, target=routing._target(operation, question),
+                              time="", until="", words=""), question, tables)
+
+    one = typed(f"What is person {who} doing?")
+    assert one.instance_ids == [who], one.text
+    account = one.typed["activities"]["account"]
+    assert account.startswith(f"#{who} ") and "walking" in account, account
+    none = typed("What is person 999 doing?")
+    assert none.text.startswith("No track is numbered #999") and none.support == "unobserved"
+    assert f"#{who}" in none.text

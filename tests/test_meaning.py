@@ -78,6 +78,9 @@ def test_options_match_a_value_by_meaning(value, options, expected):
     ("It is 2 units away from the camera.", "at a middle distance from the camera", True),
     # Values code cannot compare with a sentence are not judged.
     ("She wears a black top.", "top: black", False),
+    # Kinds: said where the answer names one of them, in any number.
+    ("Two dogs run across the lawn.", "dog, horse", False),
+    ("There is no animal in the video.", "dog", True),
 ])
 def test_a_free_answer_is_checked_against_the_computed_value_it_rests_on(answer, value, misses):
     assert misses_value(answer, value) is misses

@@ -348,3 +348,43 @@ def test_a_room_with_only_furniture_in_it_is_empty(ingested, library_settings):
     busy = tables.rows("SELECT MIN(d.t) AS t FROM detections d JOIN instances i ON "
                        "i.id = d.instance_id WHERE i.category = 'person'")[0]["t"]
     assert ask(tables, f"is the room empty at {busy:g} seconds").value == "no"
+
+
+def test_a_held_thing_goes_with_the_person_holding_it_and_yes_or_no_is_said_by_code(tmp_path):
+    # Two people side by side; the umbrella is inside the left one's box on every frame, and
+    # inside the right one's on three of them (she reaches over): it is the left one's.
+    left = [(100.0, 50, 220, 300)] * 10
+    right = [(200.0, 50, 320, 300)] * 10
+    umbrella = [(130.0 + (8 if k < 3 else 0) * 10, 40, 170.0 + (8 if k < 3 else 0) * 10, 90)
+                for k in range(10)]
+    tables = _tables_with(tmp_path, {(1, "person"): left, (2, "person"): right,
+                                     (3, "umbrella"): umbrella, (4, "chair"): [(500.0, 200, 560, 300)] * 10})
+    result = ask(tables, "what is the woman holding")
+    assert result.value == "umbrella" and result.instance_ids == [3]
+    assert "#3 with #1" in result.text and "chair" not in result.text
+    yes = ask(tables, "is anyone holding an umbrella?")
+    assert yes.value == "yes" and yes.support == "computed" and yes.text.startswith("Yes")
+    assert "umbrella #3 with #1" in yes.text
+    no = ask(tables, "is anyone holding a cup?")
+    assert no.value == "no" and no.text.startswith("No: no cup")
+    # Asked of the other person, the umbrella is not hers.
+    assert ask(tables, "what is person 2 holding").value == "none"
+    assert ask(tables, "what is person 1 holding").value == "umbrella"
+
+
+def test_an_animal_the_tags_show_but_no_detector_tracked_is_named_beside_what_was_tracked(
+        tmp_path):
+    tables = _tables_with(tmp_path, {(1, "person"): [(100.0, 50, 220, 300)] * 10})
+    import sqlite_utils
+
+    sqlite_utils.Database(tmp_path / "video.db")["tags"].insert_all([
+        {"id": 1, "t_start": 0.0, "t_end": 4.0, "tag": "Doberman", "wnid": "n02107142",
+         "score": 0.37},
+        {"id": 2, "t_start": 0.0, "t_end": 4.0, "tag": "park bench", "wnid": "n03891251",
+         "score": 0.3}])
+    result = ask(tables, "what animal is in this video?")
+    assert result.value == "dog" and result.support == "computed"
+    assert "Doberman 0.37" in result.text and "bench" not in result.text
+    # Under the floor the tag is no evidence: no animal is stated.
+    sqlite_utils.Database(tmp_path / "video.db").execute("UPDATE tags SET score = 0.05")
+    assert ask(tables, "what animal is in this video?").value == ""

@@ -540,6 +540,20 @@ def test_a_free_answer_that_does_not_say_the_computed_value_is_asked_again_then_
     assert planner.solve("What is written on the sign?").answer == \
         'The words read on screen: "EXIT 12".'
     assert 'which quotes none of the words read or said (such as "EXIT 12")' in llm.prompts[-1]
+    # Of one person, an answer naming none of what they were seen doing (the whole picture's
+    # activity instead): asked again, then code's account of that person.
+    doing = Observation("#3: standing 0.0-0.2 s. What is happening: busking 0.41 (0-3 s).",
+                        support="computed", typed={"activities": {
+                            "person": 3, "done": ["standing"],
+                            "account": "#3 standing 0.0-0.2 s."}})
+    for second, answer in (("Person 3 stands still.", "Person 3 stands still."),
+                           ("Person 3 is busking.", "#3 standing 0.0-0.2 s.")):
+        planner, llm = make_planner([step("What", "person 3"),
+                                     step("Answer", "Person 3 is busking."),
+                                     step("Answer", second)],
+                                    [FakeTool("What", [doing])], n_solutions=1)
+        assert planner.solve("What is person 3 doing?").answer == answer
+        assert "which names none of what #3 was seen doing (standing)" in llm.prompts[-1]
     # A count said in words, or 'nobody' for 0, says it: no second call.
     for value, told in (("3", "Three people are in view."), ("0", "Nobody is in view.")):
         count = Observation(f"{value} people are visible at 47 s.", value=value, support="computed")

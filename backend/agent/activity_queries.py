@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import YES_NO, Result, Target, VideoTables, quoted
+from backend.agent.video_tables import YES_NO, Result, Target, VideoTables, id_list, quoted
 from backend.errors import QueryError
 from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE, POSTURES
 from models import lexicon
@@ -75,11 +75,14 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
     if not has(tables, "actions"):
         return Result("What people do was not read when this video was ingested (an older "
                       "version); delete it and ingest it again.", support="unobserved")
-    length = (span.end - span.start) if span is not None else tables.duration
-    length = max(length, 1e-3)
     who = ""
     if target.instance is not None:
+        if (elsewhere := _not_a_person(tables, target.instance)) is not None:
+            return elsewhere
         who = f" AND a.instance_id = {target.instance}"
+        span = span or _in_view(tables, target.instance)
+    length = (span.end - span.start) if span is not None else tables.duration
+    length = max(length, 1e-3)
     sql = ("SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, a.evidence, "
            "a.other_id, o.category AS other FROM actions a LEFT JOIN instances o "
            f"ON o.id = a.other_id WHERE 1 = 1{who}{_overlap(span, 'a.')} "
@@ -135,10 +138,42 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                     instance_ids=sorted({r["instance_id"] for r in rows}),
                     conditions="; ".join(actions_used),
                     typed={"activities": {"words": words, "tags": shown_tags,
-                                             "acts": sorted(acts - things), "origins": origins}})
+                                             "acts": sorted(acts - things), "origins": origins,
+                                             "account": _account(tables, span, target, rows),
+                                             "person": target.instance, "done": actions_used}})
     if YES_NO.search(question) and (asked := named_actions(question)):
         _yes_or_no(result, rows, asked, target)
     return result
+
+
+def _account(tables: VideoTables, span: Span | None, target: Target, rows: list[dict]) -> str:
+    """Who did what and when, in one line, for code to answer with where the model's own
+    account is refused ('' where no action was read)."""
+    if not rows:
+        return ""
+    said = doings(tables, span, target.instance)
+    return f"{said}." if target.instance is None or said.startswith("#") else f"#{target.instance} {said}."
+
+
+def _not_a_person(tables: VideoTables, instance: int) -> Result | None:
+    """Why nothing is known of what #n does where #n is no tracked person, with who is."""
+    rows = tables.rows(f"SELECT category, first_seen, last_seen FROM instances WHERE id = {instance}")
+    if rows and rows[0]["category"] == "person":
+        return None
+    people = id_list([r["id"] for r in tables.rows(
+        "SELECT id FROM instances WHERE category = 'person' ORDER BY id LIMIT 40")])
+    what = (f"#{instance} is no person but a {rows[0]['category']}, seen "
+            f"{rows[0]['first_seen']:.1f}-{rows[0]['last_seen']:.1f} s" if rows
+            else f"No track is numbered #{instance}")
+    return Result(f"{what}; what people do is read of the people tracked: {people or 'none'}.",
+                  value="", support="unobserved")
+
+
+def _in_view(tables: VideoTables, instance: int) -> Span:
+    """The time a person is in view: what the whole picture shows then is what they are part
+    of, not what the rest of the video shows."""
+    row = tables.rows(f"SELECT first_seen, last_seen FROM instances WHERE id = {instance}")[0]
+    return Span(row["first_seen"], row["last_seen"], f"while #{instance} is in view")
 
 
 def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target) -> None:
@@ -250,7 +285,7 @@ def happening(tables: VideoTables, span: Span | None) -> str:
                      if r["seen"] / length >= _SAID)
 
 
-def doings(tables: VideoTables, span: Span | None) -> str:
+def doings(tables: VideoTables, span: Span | None, instance: int | None = None) -> str:
     """What people do over the span, as one line for an account: each person's main actions
     in time order where few are in view ('#2 standing 3.4-12.0 s, walking 12.2-13.2 s'), how
     many do each and for how long where many are ('5 people sitting (4-20 s each), 5 walking
@@ -262,9 +297,13 @@ def doings(tables: VideoTables, span: Span | None) -> str:
         return ""
     # person -> action -> [seconds weighted by score, first start, last end, seconds seen]
     runs: dict[int, dict[str, list[float]]] = defaultdict(dict)
-    for r in tables.rows(f"SELECT instance_id, action, t_start, t_end, score FROM actions "
-                         f"WHERE 1 = 1{_overlap(span)} LIMIT 2000"):
-        run = runs[r["instance_id"]].setdefault(r["action"], [0.0, r["t_start"], r["t_end"], 0.0])
+    whose = f" AND a.instance_id = {instance}" if instance is not None else ""
+    for r in tables.rows(f"SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, "
+                         f"o.category AS other FROM actions a LEFT JOIN instances o ON "
+                         f"o.id = a.other_id WHERE 1 = 1{whose}{_overlap(span, 'a.')} LIMIT 2000"):
+        # What a thing is done with is part of what is done: holding a frisbee, riding a horse.
+        done = r["action"] + (f" {r['other']}" if r["other"] not in (None, "person") else "")
+        run = runs[r["instance_id"]].setdefault(done, [0.0, r["t_start"], r["t_end"], 0.0])
         run[0] += max(r["t_end"] - r["t_start"], 0.2) * r["score"]
         run[1], run[2] = min(run[1], r["t_start"]), max(run[2], r["t_end"])
         run[3] += r["t_end"] - r["t_start"]

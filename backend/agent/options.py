@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from backend import kinds
 from backend.agent import meaning
 
 
@@ -59,9 +60,10 @@ _NONE = re.compile(r"\b(?:no|none|nobody|nothing|no one|zero)\b", re.I)
 
 def misses_value(answer: str, value: str) -> bool:
     """Whether a free answer fails to say a computed value that code can compare: a number
-    ('3' as 'three'; 0 as 'no one', 'nothing'), or a place, way, distance or date read by
-    `meaning`, in a run of up to five of the answer's words ('near the camera' as 'close to
-    the lens'). Other values (a colour list, a sentence) are not judged: False."""
+    ('3' as 'three'; 0 as 'no one', 'nothing'), kinds of things (one of them named: 'dogs'
+    for 'dog, horse'), or a place, way, distance or date read by `meaning`, in a run of up to
+    five of the answer's words ('near the camera' as 'close to the lens'). Other values (a
+    colour list, a sentence) are not judged: False."""
     number = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:s|seconds?)?\s*", value or "")
     if number:
         said = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", answer)}
@@ -69,6 +71,9 @@ def misses_value(answer: str, value: str) -> bool:
                  if w in _NUMBER_WORDS}
         wanted = float(number.group(1))
         return wanted not in said and not (wanted == 0 and _NONE.search(answer))
+    if named := kinds.named(value or ""):
+        # A list of kinds ('dog', 'car, truck'): said where the answer names one of them.
+        return not set(named) & set(kinds.named(answer))
     wanted = meaning.meanings(value or "")
     if not wanted:
         return False

@@ -42,7 +42,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from backend.agent import meaning, option_match, precision, prompts
+from backend.agent import activity_queries, meaning, option_match, precision, prompts
 from backend.agent.confidence import basis, confidence
 from backend.agent.digest import refused as digest_check
 from backend.agent.options import (choose_option, misses_value, nearest_option, nearest_options,
@@ -180,8 +180,8 @@ def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str |
     """Why a free answer is not taken as it stands: a number that neither the question nor an
     observation holds (a reformat or a guess), a computed value it does not say (a 1.5B model
     told "at a middle distance from the camera" as "2 units away", and memory learned it), the
-    question said back, or none of the words read or said that it rests on; None when none of
-    these."""
+    question said back, none of the words read or said that it rests on, or, of one person,
+    none of what they were seen doing; None when none of these."""
     sources = "\n".join([q.text, q.context, *(n.observation for n in path)])
     if unquoted := unquoted_numbers(answer, sources):
         return f"whose {', '.join(unquoted)} is in no observation"
@@ -190,6 +190,15 @@ def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str |
     said = re.findall(r"\w+", answer.lower())
     if said == re.findall(r"\w+", q.text.lower()):
         return "which repeats the question"
+    doing = parent.typed.get("activities", {})
+    if doing.get("person") is not None and doing.get("done") and \
+            not set(doing["done"]) & activity_queries.named_actions(answer).union(
+                *map(activity_queries.named_actions, said)):
+        # The whole picture's activity (the video classifier's) is not what one person does:
+        # a passer-by seen standing for a moment was told as doing the street's activity.
+        # Word by word too: WordNet reads "stands still" as one verb, not standing.
+        return (f"which names none of what #{doing['person']} was seen doing "
+                f"({', '.join(doing['done'][:4])})")
     if (texts := parent.typed.get("texts")) and not _quotes(said, texts, q.text):
         return f"which quotes none of the words read or said (such as \"{texts[0]}\")"
     return None
@@ -197,9 +206,12 @@ def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str |
 
 def _said_by_code(parent: Node) -> str:
     """What code can answer with in place of a refused free answer: the computed value, else
-    the words read on screen or said that the step found ('' for neither)."""
+    its account of who did what, else the words read on screen or said that the step found
+    ('' for none)."""
     if parent.support == "computed" and parent.value:
         return parent.value
+    if account := parent.typed.get("activities", {}).get("account"):
+        return account
     if texts := parent.typed.get("texts"):
         where = "read on screen" if "places" in parent.typed else "said"
         return f"The words {where}: " + ", ".join(f'"{t}"' for t in texts[:3]) + \

@@ -147,7 +147,7 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
                      if w in describe.GARMENTS), "")
         operation = partial(appearance, part=worn, ordinal="" if not ordinal else
                             "first" if ordinal.group(1) in ("first", "earliest") else "last")
-    if query.operation in ("relation", "position", "activity", "movement"):
+    if query.operation in ("relation", "position", "activity", "movement", "held"):
         operation = partial(_OPERATIONS[query.operation], question=question)
     if query.operation in _OBJECT_OPERATIONS and (stand_in := _moving_stand_in(tables, target)):
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
