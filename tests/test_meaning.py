@@ -81,6 +81,8 @@ def test_options_match_a_value_by_meaning(value, options, expected):
     # Kinds: said where the answer names one of them, in any number.
     ("Two dogs run across the lawn.", "dog, horse", False),
     ("There is no animal in the video.", "dog", True),
+    # A value that names a kind among other words is no list of kinds: not judged so.
+    ("It stands to the left.", "left of the car", False),
 ])
 def test_a_free_answer_is_checked_against_the_computed_value_it_rests_on(answer, value, misses):
     assert misses_value(answer, value) is misses

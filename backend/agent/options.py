@@ -71,9 +71,11 @@ def misses_value(answer: str, value: str) -> bool:
                  if w in _NUMBER_WORDS}
         wanted = float(number.group(1))
         return wanted not in said and not (wanted == 0 and _NONE.search(answer))
-    if named := kinds.named(value or ""):
-        # A list of kinds ('dog', 'car, truck'): said where the answer names one of them.
-        return not set(named) & set(kinds.named(answer))
+    listed = [part.strip() for part in (value or "").split(",")]
+    if listed != [""] and all(kinds.named(part) == [part] for part in listed):
+        # A list of kinds and nothing else ('dog', 'car, truck'; not 'left of the car'):
+        # said where the answer names one of them.
+        return not set(listed) & set(kinds.named(answer))
     wanted = meaning.meanings(value or "")
     if not wanted:
         return False
