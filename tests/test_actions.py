@@ -536,7 +536,7 @@ def test_a_question_names_a_posture_or_the_change_into_it():
     assert named_actions("when does the man sit down") == {"sitting down"}
 
 
-def test_what_one_person_does_is_read_over_their_own_time_in_view(ingested, library_settings):
+def test_what_a_numbered_person_does_is_read_over_their_own_time_in_view(ingested, library_settings):
     """TUD-Campus: 'what is person N doing?' reads N's actions alone, over the time N is in view;
     a number no track has is said to be none, with who the people are."""
     from backend.agent import routing

@@ -63,7 +63,7 @@ def has(tables: VideoTables, table: str, column: str = "id") -> bool:
         return False
 
 
-def _overlap(span: Span | None, table: str = "") -> str:
+def overlap(span: Span | None, table: str = "") -> str:
     """The SQL condition of an interval row overlapping the span ('' for the whole video)."""
     if span is None:
         return ""
@@ -77,20 +77,25 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                       "version); delete it and ingest it again.", support="unobserved")
     who = ""
     if target.instance is not None:
-        if (elsewhere := _not_a_person(tables, target.instance)) is not None:
-            return elsewhere
+        track = tables.rows(f"SELECT category, first_seen, last_seen FROM instances "
+                            f"WHERE id = {target.instance}")
+        if not track or track[0]["category"] != "person":
+            return _not_a_person(tables, target.instance, track[0] if track else None)
         who = f" AND a.instance_id = {target.instance}"
-        span = span or _in_view(tables, target.instance)
+        # What the whole picture shows while they are in view is what they are part of, not
+        # what the rest of the video shows.
+        span = span or Span(track[0]["first_seen"], track[0]["last_seen"],
+                            f"while #{target.instance} is in view")
     length = (span.end - span.start) if span is not None else tables.duration
     length = max(length, 1e-3)
     sql = ("SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, a.evidence, "
            "a.other_id, o.category AS other FROM actions a LEFT JOIN instances o "
-           f"ON o.id = a.other_id WHERE 1 = 1{who}{_overlap(span, 'a.')} "
+           f"ON o.id = a.other_id WHERE 1 = 1{who}{overlap(span, 'a.')} "
            "ORDER BY a.t_start LIMIT 400")
     rows = tables.rows(sql)
     tags = tables.rows(f"SELECT tag, wnid, MAX(score) AS score, MIN(t_start) AS t0, "
                        f"MAX(t_end) AS t1 FROM tags "
-                       f"WHERE score >= {TAG_FLOOR}{_overlap(span)} GROUP BY tag "
+                       f"WHERE score >= {TAG_FLOOR}{overlap(span)} GROUP BY tag "
                        f"ORDER BY score DESC LIMIT {_LISTED}") if has(tables, "tags") else []
     happening = _happening(tables, span)
     facts = picture_facts(tables, span)
@@ -155,25 +160,15 @@ def _account(tables: VideoTables, span: Span | None, target: Target, rows: list[
     return f"{said}." if target.instance is None or said.startswith("#") else f"#{target.instance} {said}."
 
 
-def _not_a_person(tables: VideoTables, instance: int) -> Result | None:
+def _not_a_person(tables: VideoTables, instance: int, track: dict | None) -> Result:
     """Why nothing is known of what #n does where #n is no tracked person, with who is."""
-    rows = tables.rows(f"SELECT category, first_seen, last_seen FROM instances WHERE id = {instance}")
-    if rows and rows[0]["category"] == "person":
-        return None
     people = id_list([r["id"] for r in tables.rows(
         "SELECT id FROM instances WHERE category = 'person' ORDER BY id LIMIT 40")])
-    what = (f"#{instance} is no person but a {rows[0]['category']}, seen "
-            f"{rows[0]['first_seen']:.1f}-{rows[0]['last_seen']:.1f} s" if rows
+    what = (f"#{instance} is no person but a {track['category']}, seen "
+            f"{track['first_seen']:.1f}-{track['last_seen']:.1f} s" if track
             else f"No track is numbered #{instance}")
     return Result(f"{what}; what people do is read of the people tracked: {people or 'none'}.",
                   value="", support="unobserved")
-
-
-def _in_view(tables: VideoTables, instance: int) -> Span:
-    """The time a person is in view: what the whole picture shows then is what they are part
-    of, not what the rest of the video shows."""
-    row = tables.rows(f"SELECT first_seen, last_seen FROM instances WHERE id = {instance}")[0]
-    return Span(row["first_seen"], row["last_seen"], f"while #{instance} is in view")
 
 
 def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target) -> None:
@@ -217,7 +212,7 @@ def picture_facts(tables: VideoTables, span: Span | None) -> list[str]:
     if not has(tables, "shots", "colour"):
         return []
     shots = tables.rows(f"SELECT t_start, t_end, colour, footage, light, place FROM shots "
-                        f"WHERE 1 = 1{_overlap(span)}")
+                        f"WHERE 1 = 1{overlap(span)}")
     total = sum(s["t_end"] - s["t_start"] for s in shots) or 1.0
     facts = []
     for column in ("colour", "footage", "light", "place"):
@@ -274,7 +269,7 @@ def _happening(tables: VideoTables, span: Span | None) -> list[dict]:
     return tables.rows(
         f"SELECT activity, MAX(score) AS score, MIN(t_start) AS t0, MAX(t_end) AS t1, "
         f"SUM((MIN(t_end, {hi}) - MAX(t_start, {lo})) * score) AS seen FROM activities "
-        f"WHERE 1 = 1{_overlap(span)} GROUP BY activity ORDER BY seen DESC LIMIT {_HAPPENING}")
+        f"WHERE 1 = 1{overlap(span)} GROUP BY activity ORDER BY seen DESC LIMIT {_HAPPENING}")
 
 
 def happening(tables: VideoTables, span: Span | None) -> str:
@@ -300,7 +295,7 @@ def doings(tables: VideoTables, span: Span | None, instance: int | None = None) 
     whose = f" AND a.instance_id = {instance}" if instance is not None else ""
     for r in tables.rows(f"SELECT a.instance_id, a.action, a.t_start, a.t_end, a.score, "
                          f"o.category AS other FROM actions a LEFT JOIN instances o ON "
-                         f"o.id = a.other_id WHERE 1 = 1{whose}{_overlap(span, 'a.')} LIMIT 2000"):
+                         f"o.id = a.other_id WHERE 1 = 1{whose}{overlap(span, 'a.')} LIMIT 2000"):
         # What a thing is done with is part of what is done: holding a frisbee, riding a horse.
         done = r["action"] + (f" {r['other']}" if r["other"] not in (None, "person") else "")
         run = runs[r["instance_id"]].setdefault(done, [0.0, r["t_start"], r["t_end"], 0.0])

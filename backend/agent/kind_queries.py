@@ -64,11 +64,10 @@ def _tagged(tables: VideoTables, span: Span | None, group: str) -> dict[str, lis
     the detector, trained on fewer and larger views, tracked none."""
     if not activity_queries.has(tables, "tags"):
         return {}
-    during = f" AND t_end >= {span.start} AND t_start <= {span.end}" if span is not None else ""
     found: dict[str, list[str]] = {}
     for t in tables.rows(f"SELECT tag, wnid, MAX(score) AS score FROM tags WHERE score >= "
-                         f"{activity_queries.TAG_FLOOR}{during} GROUP BY tag ORDER BY score DESC "
-                         f"LIMIT 20"):
+                         f"{activity_queries.TAG_FLOOR}{activity_queries.overlap(span)} "
+                         f"GROUP BY tag ORDER BY score DESC LIMIT 20"):
         kind = next((k for k in kinds.GROUPS[group] if lexicon.tag_link(k, t["wnid"])), None)
         if kind:
             found.setdefault(kind, []).append(f"{t['tag']} {t['score']:.2f}")
@@ -114,7 +113,7 @@ def held(tables: VideoTables, target: Target, span: Span | None, words: str,
         rows = [r for r in rows if r["person"] == target.instance]
     asked = [k for k in kinds.named(question) if k != "person"] if YES_NO.search(question) else []
     where = f" between {span.start:.1f} and {span.end:.1f} s" if span is not None else ""
-    who = f"{target.label}" if target.instance is not None else "a person"
+    who = target.label if target.instance is not None else "a person"
     counted = Counter(r["category"] for r in rows)
     if not rows:
         # A value, as for any kind not seen: no other tool finds what is in a hand, and a

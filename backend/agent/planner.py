@@ -180,8 +180,8 @@ def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str |
     """Why a free answer is not taken as it stands: a number that neither the question nor an
     observation holds (a reformat or a guess), a computed value it does not say (a 1.5B model
     told "at a middle distance from the camera" as "2 units away", and memory learned it), the
-    question said back, none of the words read or said that it rests on, or, of one person,
-    none of what they were seen doing; None when none of these."""
+    question said back, none of the words read or said that it rests on, or, of a numbered
+    person, none of what they were seen doing; None when none of these."""
     sources = "\n".join([q.text, q.context, *(n.observation for n in path)])
     if unquoted := unquoted_numbers(answer, sources):
         return f"whose {', '.join(unquoted)} is in no observation"
@@ -194,8 +194,9 @@ def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str |
     if doing.get("person") is not None and doing.get("done") and \
             not set(doing["done"]) & activity_queries.named_actions(answer).union(
                 *map(activity_queries.named_actions, said)):
-        # The whole picture's activity (the video classifier's) is not what one person does:
-        # a passer-by seen standing for a moment was told as doing the street's activity.
+        # The whole picture's activity (the video classifier's) is not what a single tracked
+        # person does: a passer-by seen standing for a moment was told as doing the street's
+        # activity.
         # Word by word too: WordNet reads "stands still" as one verb, not standing.
         return (f"which names none of what #{doing['person']} was seen doing "
                 f"({', '.join(doing['done'][:4])})")
