@@ -82,6 +82,26 @@ def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer
     assert answer.option == 0 and answer.usage.llm_calls == 0
 
 
+def test_a_group_neither_tracked_nor_tagged_gets_one_reading_of_what_was_found(clips):
+    """The highway holds cars, trucks and moving things no detector named, and no animal in
+    its tags: asked which animal it shows, no tool holds more than the kinds tracked and the
+    tags, so the model is asked once, for an answer only, and the answer is low and says why
+    (before, seven calls searched tool after tool to say "no animal")."""
+    settings, ids = clips
+    llm = ScriptedLLM([{"thought": "none listed", "action": "Answer",
+                        "action_input": "No animal is seen."}])
+    answer = ask(ids["bgslib_video02_highway.avi"], "What animal is in this video?", settings,
+                 llm=llm)
+    assert answer.usage.llm_calls == 1 and answer.answer == "No animal is seen."
+    assert answer.confidence.level == "low" and answer.confidence.basis == "unsupported"
+    assert "no tool can add" in answer.evidence[0].observation
+    # Vehicles were tracked: that question's first step lists them, for the search to go on.
+    step = routing.first_step("What vehicles are in this video?",
+                              _tables(settings, ids["bgslib_video02_highway.avi"]))
+    assert step is not None and step.observation.support == "read"
+    assert "car" in step.observation.value.split(", ")
+
+
 def test_a_kind_nobody_saw_supports_no_option_and_leaves_the_question_its_one_reading(clips):
     """A ball is something the kinds tracked could show, but TUD-Campus holds only people
     walking: 'kicking a ball' is not supported by the kinds tracked, and with nothing else

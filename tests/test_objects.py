@@ -378,13 +378,16 @@ def test_an_animal_the_tags_show_but_no_detector_tracked_is_named_beside_what_wa
     import sqlite_utils
 
     sqlite_utils.Database(tmp_path / "video.db")["tags"].insert_all([
-        {"id": 1, "t_start": 0.0, "t_end": 4.0, "tag": "Doberman", "wnid": "n02107142",
+        {"id": 1, "t_start": 1.5, "t_end": 4.0, "tag": "Doberman", "wnid": "n02107142",
          "score": 0.37},
         {"id": 2, "t_start": 0.0, "t_end": 4.0, "tag": "park bench", "wnid": "n03891251",
          "score": 0.3}])
     result = ask(tables, "what animal is in this video?")
     assert result.value == "dog" and result.support == "computed"
-    assert "Doberman 0.37" in result.text and "bench" not in result.text
+    assert "Doberman 0.37 from 1.5 s" in result.text and "bench" not in result.text
+    assert result.times == [1.5]
     # Under the floor the tag is no evidence: no animal is stated.
     sqlite_utils.Database(tmp_path / "video.db").execute("UPDATE tags SET score = 0.05")
-    assert ask(tables, "what animal is in this video?").value == ""
+    nothing = ask(tables, "what animal is in this video?")
+    assert nothing.value == "" and nothing.support == "unsupported"
+    assert "Neither the detectors nor the tags found any animal" in nothing.text

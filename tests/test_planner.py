@@ -638,3 +638,39 @@ def test_with_options_a_search_whose_every_path_failed_still_picks_flagged_low()
                                 n_solutions=2, max_llm_calls=4)
     assert not planner.solve("what activity is shown?", options=["kicking", "rowing"]).answered
     assert len(llm.prompts) <= 4
+
+
+def test_an_open_answer_read_straight_from_the_routed_query_ends_the_search():
+    """The routed first step ran the typed query the question names, with the question itself:
+    a second path could only call it again (on the shared clips it did, at 4 to 6 calls, and
+    told the same answer). Where the model first calls a tool, the search goes on as before."""
+    texts = Observation('On-screen text: "EXIT 12" at the top (3.0 s)', support="read")
+    given = GivenStep(tool="What", tool_input="what is written on the sign?", thought="routed",
+                      observation=texts, replayed=None)
+    planner, llm = make_planner([step("Answer", "It reads EXIT 12."), step("Answer", "EXIT 12")],
+                                [FakeTool("What", [texts] * 3)], n_solutions=2)
+    result = planner.solve("what is written on the sign?", given=given)
+    assert result.answer == "It reads EXIT 12." and len(llm.prompts) == 1
+    # With options the vote still asks for a second path where it could change the vote.
+    planner, llm = make_planner([step("Answer", "EXIT 12"), step("What", "the sign"),
+                                 step("Answer", "EXIT 12")],
+                                [FakeTool("What", [texts] * 3)], n_solutions=3)
+    given = GivenStep(tool="What", tool_input="what is written on the sign?", thought="routed",
+                      observation=texts, replayed=None)
+    result = planner.solve("what is written on the sign?", options=["EXIT 12", "EXIT 13"],
+                           given=given)
+    assert len(llm.prompts) > 1
+
+
+def test_an_open_question_a_tool_states_whole_is_answered_with_its_sentence_and_no_call():
+    """Who is left of person 1: a model retelling the computed list said "person 1 is on the
+    left of person 2", turned round. The tool's own sentence is the answer, with no call."""
+    said = "Left of #1 on most of the frames each was seen with it: #2 person, #4 person."
+    seen = Observation("Where the object is relative to #1 ...", value="#2 person, #4 person",
+                       support="computed", typed={"kinds": {"person": 2}, "said": said})
+    given = GivenStep(tool="What", tool_input="who is on the left of person 1?", thought="routed",
+                      observation=seen, replayed=None)
+    planner, llm = make_planner([], [FakeTool("What", [])], n_solutions=2)
+    result = planner.solve("who is on the left of person 1?", given=given)
+    assert result.answer == said and llm.prompts == []
+    assert result.confidence.basis == "computed"

@@ -143,6 +143,8 @@ def test_who_is_on_one_side_of_a_person_lists_those_the_relation_held_of(tud):
            for side, o in (("left", left), ("right", right))}
     assert ids["left"] and ids["right"] and not ids["left"] & ids["right"], (left.text, right.text)
     assert left.typed["kinds"] == {"person": len(ids["left"])}
+    # The answer is code's sentence, which names the side and the list as computed.
+    assert left.typed["said"].startswith("Left of #5") and left.value in left.typed["said"]
     # The evidence goes out as JSON (`ask --json`, the app's tree): no Counter, whose copy by
     # dataclasses.asdict made its keys pairs and the command fail.
     json.dumps(dataclasses.asdict(left))

@@ -33,7 +33,8 @@ _BASIS_WORDS = {"computed": "a value computed from the tables", "read": "the mod
                 "derived": "the model's reading of a computed value that no option states",
                 "contradicted": "a guess: the evidence computed fits none of the options",
                 "unsupported": "one reading of the video's digest: nothing the video holds "
-                "(kinds, actions, tags, speech, text on screen) speaks to any option",
+                "(kinds, actions, tags, speech, text on screen) speaks to any option, or holds "
+                "any of what an open question asks for",
                 "fallback": "a pick from what the search saw after every path of it failed"}
 
 

@@ -35,8 +35,8 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
     seen = ", ".join(plural(r["n"], r["category"]) for r in wanted) or f"no {group or 'object'}"
     text = f"Kinds tracked{where}{f' ({group}s)' if group else ''}: {seen}."
     tracked = {r["category"] for r in wanted}
-    missed = {k: t for k, t in (_tagged(tables, span, group) if group else {}).items()
-              if k not in tracked}
+    tags, tagged_from = _tagged(tables, span, group) if group else ({}, {})
+    missed = {k: t for k, t in tags.items() if k not in tracked}
     if missed:
         # Said next to what was tracked: a reader of the first lines must not take "no animal"
         # for the whole of what the video shows.
@@ -48,30 +48,41 @@ def kinds_seen(tables: VideoTables, target: Target, span: Span | None, words: st
                  f"what they know, or one they missed).")
     known = [c for c in tables.categories if c != MOVING]
     text += f" The detectors can name {len(known)} kinds; anything else cannot be seen."
+    # Unnamed moving things may be of kinds not listed; the tags name some for sure: the dog
+    # is there whatever else the moving things are. Where neither the detectors nor the whole
+    # picture's tags found any of the group, no tool holds more of it: the highway's "what
+    # animal" searched seven calls to answer "no animal", so one reading answers, flagged low.
+    support = "computed" if missed or (wanted and not unnamed) else "read"
+    if group and not wanted and not missed and activity_queries.has(tables, "tags"):
+        support = "unsupported"
+        text += f" Neither the detectors nor the tags found any {group}: no tool can add to this."
     return Result(text, value=", ".join([r["category"] for r in wanted] + list(missed)),
-                  sql=sql, rows=rows,
-                  # Unnamed moving things may be of kinds not listed; the tags name some
-                  # for sure: the dog is there whatever else the moving things are.
-                  support="computed" if missed or (wanted and not unnamed) else "read",
-                  times=[r["first"] for r in wanted],
+                  sql=sql, rows=rows, support=support,
+                  times=[r["first"] for r in wanted] + [tagged_from[k] for k in missed],
                   typed={"kinds": {r["category"]: r["n"] for r in wanted}, "group": group,
                          "unnamed": unnamed, "tagged": sorted(missed)})
 
 
-def _tagged(tables: VideoTables, span: Span | None, group: str) -> dict[str, list[str]]:
-    """{kind of the group: its tags} for the whole picture's ImageNet tags that are a kind of
-    one of the group's kinds (a Doberman is a dog): what the picture shows of the group where
-    the detector, trained on fewer and larger views, tracked none."""
+def _tagged(tables: VideoTables, span: Span | None,
+            group: str) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """({kind of the group: its tags}, {kind: when its first tag starts}) for the whole
+    picture's ImageNet tags that are a kind of one of the group's kinds (a Doberman is a dog):
+    what the picture shows of the group where the detector, trained on fewer and larger views,
+    tracked none."""
     if not activity_queries.has(tables, "tags"):
-        return {}
+        return {}, {}
     found: dict[str, list[str]] = {}
-    for t in tables.rows(f"SELECT tag, wnid, MAX(score) AS score FROM tags WHERE score >= "
+    first: dict[str, float] = {}
+    for t in tables.rows(f"SELECT tag, wnid, MAX(score) AS score, MIN(t_start) AS first "
+                         f"FROM tags WHERE score >= "
                          f"{activity_queries.TAG_FLOOR}{activity_queries.overlap(span)} "
                          f"GROUP BY tag ORDER BY score DESC LIMIT 20"):
         kind = next((k for k in kinds.GROUPS[group] if lexicon.tag_link(k, t["wnid"])), None)
         if kind:
-            found.setdefault(kind, []).append(f"{t['tag']} {t['score']:.2f}")
-    return found
+            found.setdefault(kind, []).append(f"{t['tag']} {t['score']:.2f} from "
+                                              f"{t['first']:.1f} s")
+            first[kind] = min(first.get(kind, t["first"]), t["first"])
+    return found, first
 
 
 # An object whose centre lies inside a person's box on at least this share of the frames it is

@@ -156,6 +156,7 @@ class _Question:
     options: list[str] | None
     context: str
     given: GivenStep | None = None  # the first solution's first step; used once, then cleared
+    given_node: int | None = None  # the node that step became
     guide: Callable[[], str] = lambda: ""  # how to use the tools: for steps that may call one
     started: float = field(default_factory=time.monotonic)
     nodes: list[Node] = field(init=False)
@@ -282,10 +283,13 @@ class Planner:
                           else -self.config.alpha, self.config.beta)
             q.leaves.append(leaf.id)
             if self._settled(leaf) or q.nodes[leaf.parent or 0].action in (DIGEST, PARAMETRIC) \
-                    or self._vote_decided(q, self.config.n_solutions - iteration - 1):
+                    or self._vote_decided(q, self.config.n_solutions - iteration - 1) \
+                    or (not q.options and leaf.failure is None and leaf.parent == q.given_node):
                 # another path cannot do better than a computed value, see the unseeable, tell
                 # a digest of the same tables better, beat two memories that agree, or change
-                # the vote
+                # the vote; nor can it read more than the typed query the question named, run
+                # with the question itself: on the shared clips a second path called that
+                # query again (or one that ran it) and told the same answer, at 4 to 6 calls
                 break
         return self._result(q)
 
@@ -370,7 +374,7 @@ class Planner:
             if parent.replayed:
                 thought += f" (a replayed {parent.replayed.kind} memory decided it)"
             return self._add_answer(q, parent, thought, q.options[i], i, "computed")
-        if q.options and parent.support in ("computed", "read") and \
+        if q.options and parent.support in ("computed", "read", "unsupported") and \
                 (decision := option_match.decide(parent.typed, q.options)) and \
                 decision.chosen is not None:
             i = decision.chosen
@@ -395,6 +399,12 @@ class Planner:
             # A tool that answers a yes-or-no question itself states it on its first line, with
             # what it rests on ("Yes: #3 sitting 10.2-15.0 s."): that line is the answer.
             return self._add_answer(q, parent, "the tool answered yes or no", said, None,
+                                    "computed")
+        if not q.options and parent.support == "computed" and parent.value and \
+                (said := parent.typed.get("said")):
+            # A tool that states the answer to an open question whole (a relation's list of
+            # who was on that side): code's sentence, which a retelling can turn round.
+            return self._add_answer(q, parent, "the tool stated the answer", said, None,
                                     "computed")
         if not q.options and parent.support == "computed" and parent.value and \
                 parent.action in self.config.answered_by:
@@ -428,6 +438,7 @@ class Planner:
         given, q.given = q.given, None
         node = q.grow(parent, thought=given.thought, action=given.tool,
                       action_input=given.tool_input, replayed=given.replayed)
+        q.given_node = node.id
         self._observe(node, given.observation)
         self.on_step(node)
         return node
@@ -469,9 +480,11 @@ class Planner:
         # stand-in for it), no tool can do better: a multiple-choice question goes straight to
         # its (flagged) best guess. So it does when one call is left: an answer beats none.
         last_call = self.config.max_llm_calls - self.ctx.usage.calls <= 1
-        only_answer = self.config.grounded and q.options and (parent.support in _ONLY_ANSWER
-                                                             or last_call or contradicted
-                                                             or answer_only)
+        only_answer = self.config.grounded and (
+            (q.options and (parent.support in _ONLY_ANSWER or last_call or contradicted
+                            or answer_only))
+            # an open question that no tool can add to: one reading of what was found
+            or (not q.options and parent.support == "unsupported"))
         try:
             step = ask(avoid, exclude=tuple(self.tools) if only_answer else None)
             if (step.action, step.action_input.lower()) in earlier:

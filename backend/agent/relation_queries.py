@@ -90,10 +90,14 @@ def relation(tables: VideoTables, target: Target, span: Span | None, words: str,
         # "What is on the sofa?": the things the relation held of on most of their frames.
         found = _holding(rows, each, asked[0])
         value = ", ".join(f"#{i} {kind}" for i, kind in found)
+        said = (f"{asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
+                f"with it: {value or 'nothing'}.")
         # A plain dict: dataclasses.asdict rebuilds a Counter from its items, keys made pairs.
-        typed = {"kinds": dict(Counter(kind for _, kind in found)), "group": None, "unnamed": 0}
-        text += (f" {asked[0].capitalize()} {_named(other)} on most of the frames each was seen "
-                 f"with it: {value or 'nothing'}.")
+        # 'said': the answer as code states it; a model retelling the list turned it round
+        # ("person 1 is on the left of person 2" for who is left of person 1).
+        typed = {"kinds": dict(Counter(kind for _, kind in found)), "group": None, "unnamed": 0,
+                 "said": said}
+        text += f" {said}"
         ids = [i for i, _ in found] or ids
     elif asked and YES_NO.search(question):
         value = "yes" if held[asked[0]] > HOLDS * n else "no"
