@@ -13,11 +13,11 @@ from backend.agent import option_match, routing
 from backend.agent.video_tables import VideoTables
 from backend.ask import ask
 from backend.ask_library import ask_library
-from backend.evaluation import failures
+from backend.evaluation import failures, tracking
 from backend.evaluation.descriptive import make_descriptive_workload
 from backend.ingest.pipeline import ingest
 from backend.library import Library
-from tests.conftest import clip
+from tests.conftest import SHARED, clip
 from tests.fakes import ScriptedLLM
 
 CLIPS = ("bgslib_video02_highway.avi", "autoeditor_example_speech.mp4",
@@ -61,6 +61,35 @@ def test_which_way_the_traffic_moves_counts_every_vehicle_by_direction(clips):
     text = step.observation.text
     assert text.startswith(f"Of {vehicles} vehicles"), text
     assert "towards the camera" in text and "away from the camera" in text
+
+
+def test_a_question_naming_ways_goes_to_where_things_go_and_agrees_with_the_truth(clips):
+    """Asked without options whether people walk to the left or to the right, the question goes
+    to the movement query, not to the walking, and the way most of TUD-Campus's people go is
+    the one most of its true identities go (first to last box centre, MOT truth); the
+    highway's two-way traffic is counted both ways, with no single way stated."""
+    settings, ids = clips
+    sequence = tracking.sequence_at(SHARED / "videos" / "ground-truth" / "TUD-Campus")
+    ends: dict[int, list[float]] = {}
+    for frame in sorted(truth := tracking.read_ground_truth(sequence)):
+        for identity, (x1, _, x2, _) in truth[frame]:
+            ends.setdefault(identity, []).append((x1 + x2) / 2)
+    rightwards = sum(xs[-1] - xs[0] > 0 for xs in ends.values())
+    true_way = "left to right" if rightwards > len(ends) / 2 else "right to left"
+    question = "Do the people walk to the left or to the right?"
+    assert routing.route(question) == ("movement", "What")
+    step = routing.first_step(question, _tables(settings, ids["mot15_TUD-Campus.mp4"]))
+    assert step.observation.support == "computed" and step.observation.value == true_way, \
+        step.observation.text
+    # The tally is the answer, said by code with no model call.
+    answer = ask(ids["mot15_TUD-Campus.mp4"], question, settings, llm=ScriptedLLM([]))
+    assert answer.usage.llm_calls == 0 and answer.answer == step.observation.text
+    assert f"(most: {true_way})" in answer.answer
+    question = "Is the traffic moving towards the camera or away from it?"
+    step = routing.first_step(question, _tables(settings, ids["bgslib_video02_highway.avi"]))
+    text = step.observation.text
+    assert text.startswith("Of ") and "towards the camera" in text and "away from" in text
+    assert step.observation.typed["said"] == text
 
 
 def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer(clips):

@@ -30,10 +30,15 @@ _HORIZONTAL = {"left": "left", "right": "right", "middle": "centre", "center": "
                "centre": "centre"}
 
 
+def ways(text: str) -> list[str]:
+    """Every way across or along the picture the text names ('rightwards', 'leftwards',
+    'towards', 'away')."""
+    return [way for way, pattern in _DIRECTIONS if re.search(pattern, text, re.I)]
+
+
 def direction(text: str) -> str | None:
-    """The one way across or along the picture the text names ('rightwards', 'leftwards',
-    'towards', 'away'), or None."""
-    named = [way for way, pattern in _DIRECTIONS if re.search(pattern, text, re.I)]
+    """The one way across or along the picture the text names, or None."""
+    named = ways(text)
     return named[0] if len(named) == 1 else None
 
 

@@ -50,14 +50,19 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
     summary = f"most: {value}" if value else "no single direction leads"
     ways = _ways(rows)
     text = f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})"
+    typed: dict = {"ways": ways}
     if HOW_MANY.search(question) and (way := meaning.direction(question)):
         going = [r["id"] for r in rows if way in map(meaning.direction,
                                                       describe.directions(r["action"]))]
         value = str(len(going))
         text = (f"{value} of them {'goes' if len(going) == 1 else 'go'} {way}"
                 + (f" ({id_list(going[:8])})" if going else "") + f". {text}")
+    elif meaning.ways(question):
+        # "Do they go left or right?": the tally is the answer, said by code. Asked without
+        # options, a model read "towards" from 13 towards against 26 away.
+        typed["said"] = text
     return Result(text, value=value, sql=sql, rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows], typed={"ways": ways})
+                  instance_ids=[r["id"] for r in rows], typed=typed)
 
 
 def _ways(rows: list[dict]) -> dict[str, int]:

@@ -289,7 +289,7 @@ class Planner:
                 # a digest of the same tables better, beat two memories that agree, or change
                 # the vote; nor can it read more than the typed query the question named, run
                 # with the question itself: on the shared clips a second path called that
-                # query again (or one that ran it) and told the same answer, at 4 to 6 calls
+                # query again (or one that ran it) and told the same answer, at 4 to 8 calls
                 break
         return self._result(q)
 
@@ -400,10 +400,10 @@ class Planner:
             # what it rests on ("Yes: #3 sitting 10.2-15.0 s."): that line is the answer.
             return self._add_answer(q, parent, "the tool answered yes or no", said, None,
                                     "computed")
-        if not q.options and parent.support == "computed" and parent.value and \
-                (said := parent.typed.get("said")):
+        if not q.options and parent.support == "computed" and (said := parent.typed.get("said")):
             # A tool that states the answer to an open question whole (a relation's list of
-            # who was on that side): code's sentence, which a retelling can turn round.
+            # who was on that side, the tally of the ways asked about): code's sentence, which
+            # a retelling can turn round.
             return self._add_answer(q, parent, "the tool stated the answer", said, None,
                                     "computed")
         if not q.options and parent.support == "computed" and parent.value and \

@@ -129,6 +129,10 @@ def route(question: str, duration: float | None = None,
         return "movement", "What"
     if relation_sides(question, options) is not None:  # "which animal is on the sofa"
         return "relation", "What"
+    if meaning.ways(question) and _named_kind(question):
+        # "do the cars go to the left or to the right?": where things go, not what they do
+        # (the walking of "do the people walk to the left or to the right")
+        return "movement", "What"
     if video_tables.YES_NO.search(question) and activity_queries.named_actions(question):
         return "activity", "What"  # "is anyone sitting", "does person 2 wave"
     if _KINDS.search(question):
