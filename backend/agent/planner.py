@@ -12,7 +12,7 @@ observation); a leaf also carries an answer or a failure. Each of N iterations:
 
 Then the non-failure answers are merged: a vote for multiple choice, an LLM summary otherwise.
 The tree, its selection, back-propagation and vote are in `search_tree`; how far an answer is
-trusted, in `confidence`.
+trusted, in `confidence`; whether a free answer to an open question is taken, in `free_answers`.
 The public DoraemonGPT code rewarded failures positively and never merged its answers.
 
 Grounded answers (on unless `PlannerConfig.grounded` is off, for the old agent side by side):
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,14 +41,14 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from backend.agent import activity_queries, meaning, option_match, precision, prompts
+from backend.agent import free_answers, meaning, option_match, precision, prompts
 from backend.agent.confidence import basis, confidence
 from backend.agent.digest import refused as digest_check
-from backend.agent.options import (choose_option, misses_value, nearest_option, nearest_options,
+from backend.agent.options import (choose_option, nearest_option, nearest_options,
                                    option_for_value, option_labels)
 from backend.agent.search_tree import (ANSWER, Node, backpropagate, path_to, select_node,
                                        vote)
-from backend.agent.tools import Observation, Tool, ToolContext, unquoted_numbers
+from backend.agent.tools import Observation, Tool, ToolContext
 from backend.answer import Confidence
 from backend.memory_records import EntryRef
 from models.llm import LLMError, Usage
@@ -175,61 +174,6 @@ class _Question:
     def answered(self) -> list[int]:
         """The leaves tried that are answers, not failures."""
         return [i for i in self.leaves if self.nodes[i].failure is None]
-
-
-def _refused(answer: str, q: _Question, parent: Node, path: list[Node]) -> str | None:
-    """Why a free answer is not taken as it stands: a number that neither the question nor an
-    observation holds (a reformat or a guess), a computed value it does not say (a 1.5B model
-    told "at a middle distance from the camera" as "2 units away", and memory learned it), the
-    question said back, none of the words read or said that it rests on, or, of a numbered
-    person, none of what they were seen doing; None when none of these."""
-    sources = "\n".join([q.text, q.context, *(n.observation for n in path)])
-    if unquoted := unquoted_numbers(answer, sources):
-        return f"whose {', '.join(unquoted)} is in no observation"
-    if parent.support == "computed" and misses_value(answer, parent.value):
-        return f"which does not say the computed value '{parent.value}'"
-    said = re.findall(r"\w+", answer.lower())
-    if said == re.findall(r"\w+", q.text.lower()):
-        return "which repeats the question"
-    doing = parent.typed.get("activities", {})
-    if doing.get("person") is not None and doing.get("done") and \
-            not set(doing["done"]) & activity_queries.named_actions(answer).union(
-                *map(activity_queries.named_actions, said)):
-        # The whole picture's activity (the video classifier's) is not what a single tracked
-        # person does: a passer-by seen standing for a moment was told as doing the street's
-        # activity.
-        # Word by word too: WordNet reads "stands still" as one verb, not standing.
-        return (f"which names none of what #{doing['person']} was seen doing "
-                f"({', '.join(doing['done'][:4])})")
-    if (texts := parent.typed.get("texts")) and not _quotes(said, texts, q.text):
-        return f"which quotes none of the words read or said (such as \"{texts[0]}\")"
-    return None
-
-
-def _said_by_code(parent: Node) -> str:
-    """What code can answer with in place of a refused free answer: the computed value, else
-    its account of who did what, else the words read on screen or said that the step found
-    ('' for none)."""
-    if parent.support == "computed" and parent.value:
-        return parent.value
-    if account := parent.typed.get("activities", {}).get("account"):
-        return account
-    if texts := parent.typed.get("texts"):
-        where = "read on screen" if "places" in parent.typed else "said"
-        return f"The words {where}: " + ", ".join(f'"{t}"' for t in texts[:3]) + \
-            (f" ({len(texts)} in all)." if len(texts) > 3 else ".")
-    return ""
-
-
-def _quotes(said: list[str], texts: list[str], question: str) -> bool:
-    """Whether an answer's own words (not the question's, nor a short function word) include
-    one of the texts read on screen or said: "the sign has text written on it" quotes none."""
-    own = set(said) - set(re.findall(r"\w+", question.lower())) - _LIGHT
-    return bool(own & {w for t in texts for w in re.findall(r"\w+", t.lower())})
-
-
-_LIGHT = frozenset("a an the is are was were it its on in at of to and or by with has have "
-                   "says said reads shown written text".split())
 
 
 class Planner:
@@ -496,14 +440,15 @@ class Planner:
                     # answer from what is on the path beats none, open or multiple choice.
                     step = ask(avoid, exclude=tuple(self.tools))
             if step.action == ANSWER and not q.options and \
-                    (why := _refused(step.action_input, q, parent, path)):
+                    (why := free_answers.refused(step.action_input, q.text, q.context, parent, path)):
                 # Asked once more, for an answer only, with the reason (free to call a tool, the
                 # model called the one that had answered again); where that answer is refused
                 # too, code's value is the answer, or the words it rests on quoted.
                 step = ask(avoid + [f"Answer({step.action_input}), {why}"],
                            exclude=tuple(self.tools))
-                if step.action == ANSWER and _refused(step.action_input, q, parent, path):
-                    step.action_input = _said_by_code(parent) or step.action_input
+                if step.action == ANSWER and free_answers.refused(step.action_input, q.text,
+                                                                  q.context, parent, path):
+                    step.action_input = free_answers.said_by_code(parent) or step.action_input
         except _Budget:
             node.failure = "LLM call or time budget used up"
             return node
