@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from backend.agent import coverage, followup, precision, prompts, routing
+from backend.agent import coverage, followup, meaning, precision, prompts, routing
 from backend.agent.planner import PARAMETRIC, GivenStep, Planner, PlannerConfig
 from backend.agent.search_tree import Node
 from backend.agent import graph_tool
@@ -104,6 +104,14 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
     # One reader of the video's tables for the whole question: its facts (duration, categories,
     # conditions) are read once, by memory, routing and coverage alike.
     tables = ctx.tables()
+    # "Is the person sitting or standing?" asks to choose: its own alternatives are its options
+    # where code can decide among them (asked open, it was answered "Yes: #1 standing ..." or
+    # searched for). Ways keep the movement query's tally, which says how many go each way.
+    own, untold = None, None
+    if not options and config.grounded and settings.answer_checks and \
+            not meaning.ways(standalone):
+        own, untold = routing.asked_choice(standalone, tables)
+        options = own
     if memory.enabled:
         duration = tables.duration
         asked = reuse.asked_of(standalone, duration)
@@ -132,6 +140,8 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
         # "how many seconds in does the last person arrive" was answered with a time. A replay
         # of the routed operation stands, and its query is not run twice.
         given = routing.first_step(standalone, tables, options) or given
+    if untold is not None and _no_fact(given):
+        given = untold
     # The distilled model, only where neither memory's typed query nor the question's own words
     # gave a first step: a value the tables compute outranks what the weights remember.
     if given is None and recalled is not None and config.grounded and memory.semantic and \
@@ -166,6 +176,10 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
     confidence = result.confidence
     if options and result.option is not None and settings.answer_checks:
         confidence = coverage.flag_unseen(confidence, options[result.option], tables)
+    if own:  # asked open, answered in its own words: no options to point into
+        said = own[result.option] if result.option is not None else result.answer
+        result = replace(result, answer=said[:1].upper() + said[1:], option=None)
+        options = None
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,
                     answered=result.answered, times=result.times,

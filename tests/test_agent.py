@@ -102,7 +102,8 @@ def test_malicious_sql_from_the_model_never_writes_or_hangs(ingested, library_se
 def test_endpoint_down_gives_could_not_answer(ingested, library_settings):
     entry = _entry(ingested, library_settings, "mot15_TUD-Campus.mp4")
     down = replace(library_settings, llm_base_url="http://127.0.0.1:9/v1", llm_timeout_s=5)
-    answer = ask(entry.video_id, "how many people are there?", down)
+    # A question code cannot answer alone (a plain count it now states by itself).
+    answer = ask(entry.video_id, "why do the people walk?", down)
     assert not answer.answered
     assert answer.answer.startswith("could not answer:")
     assert "127.0.0.1:9" in answer.answer or "connect" in answer.answer.lower()

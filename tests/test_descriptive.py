@@ -92,6 +92,93 @@ def test_a_question_naming_ways_goes_to_where_things_go_and_agrees_with_the_trut
     assert step.observation.typed["said"] == text
 
 
+def test_a_choice_asked_in_words_is_decided_by_code_among_its_own_alternatives(clips):
+    """Asked with no options "are the people walking or running?", the question's own
+    alternatives are its options: TUD-Campus's pedestrians walk (the actions read off their
+    bodies) and the highway's camera films in colour (its shots' chroma, by eye too), and code
+    says which in the question's words, with no call. Before, the walking answered the first
+    "Yes: #1 walking ...", a yes to an either-or question. Where nothing the video holds speaks
+    to either alternative, code says it cannot tell; where the routed step picks neither, the
+    question stays open."""
+    settings, ids = clips
+    answer = ask(ids["mot15_TUD-Campus.mp4"], "Are the people walking or running?", settings,
+                 llm=ScriptedLLM([]))
+    assert answer.answer == "Walking" and answer.usage.llm_calls == 0
+    assert answer.options is None and answer.option is None
+    assert answer.confidence.basis == "computed"
+    answer = ask(ids["bgslib_video02_highway.avi"], "Is the video in colour or black and white?",
+                 settings, llm=ScriptedLLM([]))
+    assert answer.answer == "In colour" and answer.usage.llm_calls == 0
+    assert "colour over most of it" in answer.evidence[0].observation + answer.tree[-1]["thought"]
+    # Nothing measured tells day from night (a lit night street reads brighter than daytime
+    # ones): code says so, rather than a model guessing between the two.
+    answer = ask(ids["mot15_TUD-Campus.mp4"], "Is it day or night?", settings,
+                 llm=ScriptedLLM([]))
+    assert answer.usage.llm_calls == 0 and answer.confidence.basis == "unobserved"
+    assert answer.answer.startswith("I cannot tell") and "'day' or 'night'" in answer.answer
+    # No table was tracked on the bottle clip: where the bottles stand relative to one cannot
+    # be observed, and code says so rather than let a reading pick a side.
+    answer = ask(ids["intel_bottle-detection.mp4"], "Are the bottles on a table or on the floor?",
+                 settings, llm=ScriptedLLM([]))
+    assert answer.usage.llm_calls == 0 and answer.confidence.basis == "unobserved"
+    assert answer.answer.startswith("I cannot tell") and "table" in answer.answer
+    # A routed count that picks neither alternative stays open: its own answer stands.
+    answer = ask(ids["bgslib_video02_highway.avi"], "Is the road busy or empty?", settings,
+                 llm=ScriptedLLM([]))
+    assert answer.usage.llm_calls == 0 and answer.answer.startswith("No: "), answer.answer
+
+
+def test_a_plain_count_states_both_the_most_at_once_and_the_different_ones(clips):
+    """"How many bottles are there?" may ask for the bottles standing on the table (three, by
+    eye on the first frame) or for every bottle that comes and goes; code states both, with no
+    call. Before, no query was routed and the model wrote its own (3 calls)."""
+    settings, ids = clips
+    answer = ask(ids["intel_bottle-detection.mp4"], "How many bottles are there?", settings,
+                 llm=ScriptedLLM([]))
+    assert answer.usage.llm_calls == 0 and answer.confidence.basis == "computed"
+    assert answer.answer.startswith("At most 3 bottles are in view at the same time"), \
+        answer.answer
+    assert re.search(r"\. \d+ bottles appear in the video: #1 ", answer.answer), answer.answer
+
+
+def test_where_someone_is_at_a_moment_is_code_s_sentence_and_the_truth_s_third(clips):
+    """Asked open where person N is at a time, code states the place and the distance with no
+    call (a model reading the boxes had put a car upper left for lower left), and on TUD-Campus
+    the third it names is the third of the true box the tracked one overlaps most (MOT truth)."""
+    from backend.places import third
+
+    settings, ids = clips
+    tables = _tables(settings, ids["mot15_TUD-Campus.mp4"])
+    sequence = tracking.sequence_at(SHARED / "videos" / "ground-truth" / "TUD-Campus")
+    truth = tracking.read_ground_truth(sequence)
+    width, height = tables.video["width"], tables.video["height"]
+    asked = tables.rows("SELECT d.instance_id, d.t, d.x1, d.y1, d.x2, d.y2 FROM detections d JOIN "
+                        "instances i ON i.id = d.instance_id WHERE i.category = 'person' AND "
+                        "d.t BETWEEN 1.0 AND 2.0 ORDER BY (d.x2 - d.x1) * (d.y2 - d.y1) DESC "
+                        "LIMIT 3")
+    assert asked
+    for row in asked:
+        boxes = truth[round(row["t"] * sequence.fps)]
+        true_box = max((box for _, box in boxes), key=lambda b: _overlap(b, row))
+        assert _overlap(true_box, row) >= 0.5
+        true_third = third((true_box[0] + true_box[2]) / 2 / width,
+                           (true_box[1] + true_box[3]) / 2 / height)
+        question = f"Where is person {row['instance_id']} at {row['t']:.1f} seconds?"
+        answer = ask(ids["mot15_TUD-Campus.mp4"], question, settings, llm=ScriptedLLM([]))
+        assert answer.usage.llm_calls == 0 and answer.confidence.basis == "computed"
+        assert answer.answer.startswith(f"#{row['instance_id']} person is at the {true_third} "
+                                        f"of the picture, "), (answer.answer, true_third)
+
+
+def _overlap(box, row) -> float:
+    """Intersection over union of a truth box (x1, y1, x2, y2) and a detection row."""
+    x1, y1 = max(box[0], row["x1"]), max(box[1], row["y1"])
+    x2, y2 = min(box[2], row["x2"]), min(box[3], row["y2"])
+    inter = max(0.0, x2 - x1) * max(0.0, y2 - y1)
+    area = (box[2] - box[0]) * (box[3] - box[1]) + (row["x2"] - row["x1"]) * (row["y2"] - row["y1"])
+    return inter / (area - inter) if area > inter else 0.0
+
+
 def test_options_nothing_in_the_video_speaks_to_get_one_reading_and_a_low_answer(clips):
     """TUD-Campus holds people walking: no kind, action, tag, speech or text of it speaks to a
     wedding or a concert, so one reading of the digest chooses (the model is asked once, for

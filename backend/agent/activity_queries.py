@@ -12,6 +12,7 @@ strongly the video shows it, so that code scores each option through the WordNet
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from backend.agent.timephrases import Span
@@ -51,6 +52,25 @@ FACT_WORDS = {"black and white": ("black and white", "monochrome", "grayscale", 
               "dark": ("dark", "night", "darkness"),
               "indoors": ("indoors", "inside", "indoor", "interior", "room"),
               "outdoors": ("outdoors", "outside", "outdoor", "open air")}
+# Every value of the shots' columns an option may name, the ordinary ones too, for a choice
+# between them ("in colour or black and white?"); the light is left out: a night street lit by
+# its shop windows reads brighter than daytime streets (docs/EVALUATION.md, 2026-11-30).
+_CHOSEN_FACTS = {"colour": {"black and white": FACT_WORDS["black and white"],
+                           "colour": ("colour", "color", "coloured", "colored", "in colour")},
+                 "footage": {"animation": FACT_WORDS["animation"],
+                             "camera": ("real", "live action", "live-action", "filmed",
+                                        "camera footage", "real life", "photographed")},
+                 "place": {"indoors": FACT_WORDS["indoors"], "outdoors": FACT_WORDS["outdoors"]}}
+
+
+def fact_named(text: str) -> tuple[str, str] | None:
+    """(column, value) of the one picture fact a short option names ('black and white' ->
+    ('colour', 'black and white'), 'outside' -> ('place', 'outdoors')), or None."""
+    lowered = text.lower()
+    named = {(column, value) for column, values in _CHOSEN_FACTS.items()
+             for value, words in values.items()
+             if any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words)}
+    return named.pop() if len(named) == 1 else None
 
 
 def has(tables: VideoTables, table: str, column: str = "id") -> bool:
@@ -145,6 +165,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                     typed={"activities": {"words": words, "tags": shown_tags,
                                              "acts": sorted(acts - things), "origins": origins,
                                              "account": _account(tables, span, target, rows),
+                                             "facts": facts,
                                              "person": target.instance, "done": actions_used}})
     if YES_NO.search(question) and (asked := named_actions(question)):
         _yes_or_no(result, rows, asked, target)

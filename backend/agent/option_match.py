@@ -16,7 +16,8 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
 - activities: {"words": {a word of what people do ('riding', 'horse') or of a picture fact
   ('indoors'): how strongly the video shows it, 0-1}, "tags": {a tag's label: [its WordNet
   id, strength]}, "acts": [the words that are only of what people were seen doing]}, matched
-  through WordNet (`models/lexicon.py`);
+  through WordNet (`models/lexicon.py`), and "facts": the shots' picture facts held over most
+  of the interval ('colour', 'indoors'), for a choice between values of one;
 - places: {a place on screen, in `describe.where`'s words: how many reads there}, for
   on-screen text, or how many sightings there, for an object (`picture_queries.position`; then
   where says which, and distances: {'near', 'midway' or 'far' from the camera: how many
@@ -30,12 +31,12 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
 from backend import kinds, places
 from backend.agent import meaning, typed_values
-from backend.agent.activity_queries import FACTS, TAGS
+from backend.agent.activity_queries import FACTS, TAGS, fact_named
 from backend.agent.relation_queries import HOLDS
 from backend.ingest.actions import POSTURES
 
@@ -67,7 +68,8 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
     if "kinds" in typed:
         return _by_kinds(typed, options)
     if "activities" in typed:
-        return _by_activities(typed["activities"], options)
+        return _by_facts(typed["activities"].get("facts", []), options) or \
+            _by_activities(typed["activities"], options)
     if typed.get("colours") or typed.get("shares"):
         return _by_colours(typed.get("colours", []), options, typed.get("shares", {}))
     if typed.get("places") and all(meaning.place(o) or meaning.distance(o) for o in options):
@@ -432,6 +434,23 @@ def _by_activities(shown: dict, options: list[str]) -> Decision | None:
     return Decision(backed, None, "", f"Options {', '.join(repr(options[i]) for i in backed)} "
                     f"have some support in what the video shows ({shown_words}; scores: "
                     f"{listed}); the evidence cannot tell them apart.", scores)
+
+
+def _by_facts(facts: list[str], options: list[str]) -> Decision | None:
+    """Options that each name one value of the same picture fact ("in colour", "black and
+    white"): the value the shots hold over most of the interval decides. None where the options
+    name no such choice, or the shots hold no verdict on it (no clear indoors or outdoors)."""
+    named = [fact_named(o) for o in options]
+    if None in named or len({column for column, _ in named}) != 1 or \
+            len({value for _, value in named}) < 2:
+        return None
+    column = named[0][0]
+    held = [value for _, value in named if value in facts]
+    if not held:
+        return None
+    scores = {i: float(value == held[0]) for i, (_, value) in enumerate(named)}
+    decision = _decision(scores, options, f"the picture's {column} ({held[0]} over most of it)")
+    return replace(decision, rests_on=[FACTS]) if decision.chosen is not None else decision
 
 
 def _word_link(term: str, word: str, act: bool) -> float:

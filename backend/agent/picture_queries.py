@@ -126,14 +126,22 @@ def position(tables: VideoTables, target: Target, span: Span | None, words: str,
     more = f"; and {len(rows) - 8} more sightings" if len(rows) > 8 else ""
     how_far = bool(_HOW_FAR.search(question))
     value = _leader(far if how_far else where)
+    typed = {"places": dict(where), "distances": dict(far), "where": "where it was seen"}
+    if span is not None and span.is_moment and len(rows) <= _SAID_AT_ONCE:
+        # Where things are at a moment is code's sentence: a model reading the boxes had put
+        # a car at the upper left for the lower left.
+        typed["said"] = note + "; ".join(
+            f"#{r['instance_id']} {r['category']} is at the {tables.position(r)} of the picture, "
+            f"{_SAID_DISTANCE[_distance(r, size)]} (at {r['t']:.1f} s)" for r in rows) + "."
     return Result(f"{note}Where in the picture (thirds of its width and height): {shown}{more}. "
                   f"Sightings by place: {_tally(where)}; by distance from the camera (from the "
                   f"box's size): {_tally(far, _SAID_DISTANCE)}.",
                   value=_SAID_DISTANCE[value] if how_far and value else value, sql=sql, rows=rows,
                   times=sorted({r["t"] for r in rows})[:20],
-                  instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)),
-                  typed={"places": dict(where), "distances": dict(far),
-                         "where": "where it was seen"})
+                  instance_ids=list(dict.fromkeys(r["instance_id"] for r in rows)), typed=typed)
+
+
+_SAID_AT_ONCE = 8  # things at one moment code states one by one; more are a tally to read
 
 
 def _leader(counts: Counter) -> str:

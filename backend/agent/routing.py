@@ -12,10 +12,11 @@ goes on from that observation as from any other (`GivenStep`).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from backend import kinds, places
-from backend.agent import (activity_queries, digest, meaning, option_match, ordinals, queries,
-                           unsupported, video_tables)
+from backend.agent import (activity_queries, choices, digest, meaning, option_match, ordinals,
+                           queries, unsupported, video_tables)
 from backend.agent.planner import DIGEST, GivenStep
 from backend.agent.timephrases import resolve
 from backend.agent.tools import Observation, observed
@@ -50,8 +51,8 @@ def quoted_words(question: str) -> str:
 _WHEN = re.compile(r"^\s*(?:when|at what (?:time|moment|point|second)|what time|how (?:many "
                    r"seconds|long) (?:in|into|after|before))\b", re.I)
 # A count the question words as one of the three counting queries; a plain "how many" with no
-# time, no "at once", no "different" and no passing by ("how many cars are there") is left to
-# the model.
+# time, no "at once", no "different" and no passing by ("how many cars are there") can mean
+# either of two, so code states both (`_both_counts`).
 MOST = re.compile(r"\b(?:at once|at the same time|simultaneous(?:ly)?|together|at (?:the )?most|"
                    r"largest|highest|greatest|maximum|peak|busiest)\b", re.I)
 _DISTINCT = re.compile(r"\b(?:different|distinct|separate|individual|unique|in total|total|"
@@ -108,10 +109,15 @@ def route(question: str, duration: float | None = None,
     """(operation, tool) the question's words call for, or None. With the video's duration,
     counts at a time it names are routed too; with options, a which-question whose options
     name kinds goes to the kinds seen."""
-    if counted := _count(question, duration):
+    if counted := _count(question, duration, plain=not options):
         return counted
     if video_tables.YES_NO.search(question) and MOST.search(question) and _named_kind(question):
         return "most_at_once", "Count"  # "are N of a kind ever in view together": compared
+    if options and len({activity_queries.fact_named(o) for o in options} - {None}) == \
+            len(options) >= 2:
+        return "activity", "What"  # "in colour or black and white": the shots' facts say
+    if options and _named_kind(question) and all(option_match.colours_in(o) for o in options):
+        return "appearance", "What"  # "are the caps blue or red", naming no colour as such
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool
@@ -194,9 +200,11 @@ def _named_options(options: list[str]) -> int:
     return sum(option_match.option_kinds(o) is not None for o in options)
 
 
-def _count(question: str, duration: float | None) -> tuple[str, str] | None:
+def _count(question: str, duration: float | None, plain: bool) -> tuple[str, str] | None:
     """A count of a named kind ("how many people are on screen at 2 s" counts people, whatever
-    "on screen" says of text), as one of the three counting queries."""
+    "on screen" says of text), as one of the three counting queries; with `plain`, a plain
+    count too (asked open: with options, which of its two readings is meant is the model's
+    choice)."""
     if not (video_tables.HOW_MANY.search(question) and _named_kind(question)):
         return None
     if meaning.direction(question):
@@ -209,7 +217,33 @@ def _count(question: str, duration: float | None) -> tuple[str, str] | None:
         return "in_view", "Count"
     if _PASSING.search(question) and not _WHEN.search(question):  # not "how many seconds in"
         return "count_distinct", "Count"
+    if plain and _PLAIN_COUNT.search(question):
+        return "count_distinct", "Count"  # and the most at once: `_both_counts`
     return None
+
+
+# "How many bottles are there?", "how many people are in the video?": as many as are in view
+# at once (three bottles on a table) or as many as come and go (six people taking turns).
+_PLAIN_COUNT = re.compile(r"\b(?:are there|is there|(?:are|is) (?:in|on) (?:the|this) "
+                          r"(?:video|clip|film|footage|scene|picture)|(?:do|can) (?:you|we) see|"
+                          r"(?:are|is) (?:seen|shown|visible))\b", re.I)
+
+
+def _both_counts(question: str, result: video_tables.Result,
+                 tables: video_tables.VideoTables, query: queries.TypedQuery) -> video_tables.Result:
+    """A plain count's two readings in one computed sentence, code's answer (`typed["said"]`):
+    the most in view at once, then the different ones over the video (a thing the tracker lost
+    and found again counts again there: three bottles shifted about made seven tracks)."""
+    if not _PLAIN_COUNT.search(question) or _PASSING.search(question) or \
+            _DISTINCT.search(question) or result.support != "computed":
+        return result
+    at_once = queries.run(query.model_copy(update={"operation": "most_at_once"}), question,
+                          tables)
+    if at_once.support != "computed" or at_once.value == result.value:
+        return result
+    said = f"{at_once.text} {result.text}"
+    return replace(result, text=said, typed={**(result.typed or {}), "said": said},
+                   times=sorted(set(at_once.times) | set(result.times)))
 
 
 def _target(operation: str, question: str) -> str:
@@ -261,6 +295,8 @@ def first_step(question: str, tables: video_tables.VideoTables,
     query = queries.TypedQuery(operation=operation, target=target, time="", until="",
                                words=words)
     result = queries.run(query, question, tables)
+    if operation == "count_distinct":
+        result = _both_counts(question, result, tables, query)
     if result.support == "none":
         return None
     return GivenStep(tool=tool, tool_input=question,
@@ -297,6 +333,38 @@ def unsupported_step(question: str, tables: video_tables.VideoTables,
                      observation=Observation(text=text, times=sorted(set(times))[:20],
                                              support="unsupported"),
                      replayed=None)
+
+
+def asked_choice(question: str, tables: video_tables.VideoTables
+                 ) -> tuple[list[str] | None, GivenStep | None]:
+    """A choice asked in words ("is the person sitting or standing?", `choices`): (its
+    alternatives, to ask it with as options, where that helps; the step by which code says it
+    cannot tell, where it cannot). The alternatives help where the routed step's typed evidence
+    picks one of them, or where no step is routed and something the video holds speaks to one
+    (the planner then searches among them). Else the question stays open: the routed tool's own
+    answer stands ("is the road busy or empty": "No: ... in view throughout"; "on a table or on
+    the floor" with no table tracked: that it cannot be observed, where a reading among the
+    options had picked the floor); and where nothing the video holds speaks to any alternative,
+    code says it cannot tell ("is it day or night": one reading had called a daylit street
+    night)."""
+    alternatives = choices.named(question)
+    if not alternatives:
+        return None, None
+    step = first_step(question, tables, alternatives)
+    if step is not None:
+        decision = option_match.decide(step.observation.typed, alternatives)
+        return (alternatives if decision and decision.chosen is not None else None), None
+    if unsupported.speaks_to(tables, alternatives):
+        return alternatives, None
+    listed = " or ".join(f"'{a}'" for a in alternatives)
+    return None, GivenStep(
+        tool="What", tool_input=question,
+        thought="nothing the video holds tells its alternatives apart",
+        observation=Observation(
+            text=f"Nothing this video's tables hold (the kinds tracked, what people do, the "
+                 f"picture's tags and facts, words said or shown) speaks to {listed}.",
+            support="unobserved"),
+        replayed=None)
 
 
 _READ = ("screen_text", "speech", "appearance")
