@@ -177,8 +177,9 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
     if options and result.option is not None and settings.answer_checks:
         confidence = coverage.flag_unseen(confidence, options[result.option], tables)
     if own:  # asked open, answered in its own words: no options to point into
-        said = own[result.option] if result.option is not None else result.answer
-        result = replace(result, answer=said[:1].upper() + said[1:], option=None)
+        if result.option is not None:
+            said = own[result.option]
+            result = replace(result, answer=said[:1].upper() + said[1:], option=None)
         options = None
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,
                     options=options, answer=result.answer, option=result.option,
