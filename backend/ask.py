@@ -107,11 +107,11 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
     # "Is the person sitting or standing?" asks to choose: its own alternatives are its options
     # where code can decide among them (asked open, it was answered "Yes: #1 standing ..." or
     # searched for). Ways keep the movement query's tally, which says how many go each way.
-    own, untold = None, None
+    own = routing.AskedChoice()
     if not options and config.grounded and settings.answer_checks and \
             not meaning.ways(standalone):
-        own, untold = routing.asked_choice(standalone, tables)
-        options = own
+        own = routing.asked_choice(standalone, tables)
+        options = own.options
     if memory.enabled:
         duration = tables.duration
         asked = reuse.asked_of(standalone, duration)
@@ -139,9 +139,10 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
         # The question's own words outrank a similar question's memory: a count replayed for
         # "how many seconds in does the last person arrive" was answered with a time. A replay
         # of the routed operation stands, and its query is not run twice.
-        given = routing.first_step(standalone, tables, options) or given
-    if untold is not None and _no_fact(given):
-        given = untold
+        given = (own.routed if own.options else
+                 routing.first_step(standalone, tables, options)) or given
+    if own.untold is not None and _no_fact(given):
+        given = own.untold
     # The distilled model, only where neither memory's typed query nor the question's own words
     # gave a first step: a value the tables compute outranks what the weights remember.
     if given is None and recalled is not None and config.grounded and memory.semantic and \
@@ -176,9 +177,9 @@ def _answer(video_id: str, question: str, settings: Settings, *, options: list[s
     confidence = result.confidence
     if options and result.option is not None and settings.answer_checks:
         confidence = coverage.flag_unseen(confidence, options[result.option], tables)
-    if own:  # asked open, answered in its own words: no options to point into
+    if own.options:  # asked open, answered in its own words: no options to point into
         if result.option is not None:
-            said = own[result.option]
+            said = own.options[result.option]
             result = replace(result, answer=said[:1].upper() + said[1:], option=None)
         options = None
     answer = Answer(video_id=video_id, question=question, standalone_question=standalone,

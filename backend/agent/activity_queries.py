@@ -27,7 +27,7 @@ TAG_FLOOR = 0.1
 _LISTED = 12
 _HAPPENING = 5   # activities listed, the most seen first
 _SAID = 0.2      # an account names an activity seen this sure over the time asked about
-_FEW = 3   # up to this many people, an account names each; more, it counts them
+FEW = 3   # up to this many people, an account names each; more, it counts them
 # Things in view tell what is done with them, less surely than an action read off a body does:
 # a ball for basketball, a microwave for cooking, a racket for tennis.
 _THING_WEIGHT = 0.6
@@ -293,19 +293,21 @@ def _happening(tables: VideoTables, span: Span | None) -> list[dict]:
         f"WHERE 1 = 1{overlap(span)} GROUP BY activity ORDER BY seen DESC LIMIT {_HAPPENING}")
 
 
-def happening(tables: VideoTables, span: Span | None) -> str:
+def happening(tables: VideoTables, span: Span | None, sure: float = 0.0) -> str:
     """What seems to be happening over the span, for an account: the video classifier's
-    activities that hold for a fifth of it or more ('washing dishes 0.83')."""
+    activities that hold for a fifth of it or more ('washing dishes 0.83'), each at least
+    `sure` at its best."""
     length = max((span.end - span.start) if span is not None else tables.duration, 1e-3)
     return ", ".join(f"{r['activity']} {r['score']:.2f}" for r in _happening(tables, span)
-                     if r["seen"] / length >= _SAID)
+                     if r["seen"] / length >= _SAID and r["score"] >= sure)
 
 
-def doings(tables: VideoTables, span: Span | None, instance: int | None = None) -> str:
+def doings(tables: VideoTables, span: Span | None, instance: int | None = None,
+           each: int = FEW) -> str:
     """What people do over the span, as one line for an account: each person's main actions
-    in time order where few are in view ('#2 standing 3.4-12.0 s, walking 12.2-13.2 s'), how
-    many do each and for how long where many are ('5 people sitting (4-20 s each), 5 walking
-    (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
+    in time order where `each` or fewer did anything ('#2 standing 3.4-12.0 s, walking
+    12.2-13.2 s'), how many do each and for how long where more did ('5 people sitting (4-20 s
+    each), 5 walking (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
     their time doing something else (standing tells less than waving), and kept where it is
     most of what they do: left out, people who mostly kept still were told back by whatever
     brief movement they also made."""
@@ -324,9 +326,8 @@ def doings(tables: VideoTables, span: Span | None, instance: int | None = None) 
         run[1], run[2] = min(run[1], r["t_start"]), max(run[2], r["t_end"])
         run[3] += r["t_end"] - r["t_start"]
     done = {pid: _main(acts) for pid, acts in runs.items()}
-    if len(done) <= _FEW:
-        return "; ".join(f"#{pid} " + ", ".join(f"{a} {run[1]:.1f}-{run[2]:.1f} s"
-                                               for a, run in acts)
+    if len(done) <= each:
+        return "; ".join(f"#{pid} " + ", ".join(f"{a} {_when(run[1], run[2])}" for a, run in acts)
                          for pid, acts in sorted(done.items(), key=lambda kv: kv[1][0][1][1]))
     lasted: dict[str, list[float]] = defaultdict(list)
     for acts in done.values():
@@ -344,6 +345,10 @@ def _main(acts: dict[str, list[float]]) -> list[tuple[str, list[float]]]:
     ranked = sorted(acts.items(), key=lambda kv: -kv[1][0])
     kept = [(a, run) for a, run in ranked if a not in POSTURES or run[0] >= total / 2]
     return sorted((kept or ranked[:1])[:3], key=lambda kv: kv[1][1])
+
+
+def _when(start: float, end: float) -> str:
+    return f"at {start:.1f} s" if end - start < 0.5 else f"{start:.1f}-{end:.1f} s"
 
 
 def _lasting(seconds: list[float]) -> str:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-# Asks whether, in the question's own order: the auxiliary, then the subject.
-_ASKS_WHETHER = re.compile(r"^\s*(?:is|are|was|were|do|does|did|will|can|could|has|have|had)\b",
-                           re.I)
+from backend.agent.video_tables import YES_NO
+
 _ASKS_WHICH = re.compile(r"^\s*(?:what|which|who)\b", re.I)
 # "Is there a dog or a cat?", "does anyone sit or lie down?", "is it raining or not?": whether
 # any of them is so, a yes or a no; not a choice between them.
@@ -37,7 +36,7 @@ def named(question: str) -> list[str]:
     if _ASKS_WHICH.match(text):
         listed = re.split(r"\s*[,:;]\s*", text, maxsplit=1)
         return _listed(listed[1]) if len(listed) == 2 else []
-    if not (opened := _ASKS_WHETHER.match(text)):
+    if not (opened := YES_NO.match(text)):  # the auxiliary, then the subject
         return []
     rest = text[opened.end():].strip()
     subject = _SUBJECT.match(rest)

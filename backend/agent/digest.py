@@ -27,6 +27,13 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
                    r"describe\b|summari[sz]e\b|give (?:me )?(?:a |an )?(?:summary|overview)|"
                    r"tell me (?:about|what)|what (?:is|'s) (?:this|the) (?:video|clip) about|"
                    r"what (?:can|do) (?:you|i|we) see\b)", re.I)
+# "What is the woman doing?", "what do they do?": what people do, the subject between the words.
+_DOING = re.compile(r"^\s*what (?:does|do|did|is|are|was|were) ([\w' ]{0,40}?)\s*(?:do|doing)\b",
+                    re.I)
+_PRONOUNS = {"he", "she", "they", "everyone", "everybody", "someone", "somebody"}
+# Asked what people do, up to this many are told one by one (six who take turns are six short
+# stories); a digest the model tells counts them beyond `activity_queries.FEW`.
+_EACH_DOING = 6
 _MAX_LINES = 24
 # A tag this sure is borne out by the captions three times in four; under it, a third to a half.
 _SURE_TAG = 0.5
@@ -50,6 +57,18 @@ def is_open(question: str) -> bool:
     """Whether a question without options asks for an account of the video, not one value;
     not one about a tracked object it names ("what is person 3 doing": that one's actions)."""
     return bool(_OPEN.search(question)) and not ONE.search(question)
+
+
+def asks_doing(question: str) -> bool:
+    """Whether an open question asks what people do ("what is the person doing?"), which code
+    answers person by person (`doing`): told by the model, six people's doings came back as one
+    person jumping at one moment."""
+    asked = _DOING.match(question)
+    if not (asked and is_open(question)):
+        return False
+    # One word for people, no more: "the man in red" picks one out, which the model reads.
+    who = re.sub(r"^(?:the|this|that|these|those)\s+", "", asked.group(1).lower())
+    return who in _PRONOUNS or (" " not in who and kinds.named(who) == ["person"])
 
 
 def build(tables: VideoTables, question: str) -> tuple[list[str], list[float], Span | None]:
@@ -105,14 +124,7 @@ def account(tables: VideoTables, span: Span | None) -> str:
         f"first_seen <= {hi} GROUP BY category ORDER BY n DESC LIMIT 12")}
     people, movers = counts.pop("person", 0), counts.pop(MOVING, 0)
     said = [f"Between {lo:.1f} and {hi:.1f} s:"] if span else []
-    if people:
-        doing = activity_queries.doings(tables, span)
-        at_once = _at_once(tables, span, people)
-        said.append(f"{plural(people, 'person')} {'is' if people == 1 else 'are'} seen"
-                    f"{f', at most {at_once} at once' if at_once else ''}.")
-        said += [f"What they do: {doing}."] if doing else []
-    else:
-        said.append("No person is seen.")
+    said += _people(tables, span, people) if people else ["No person is seen."]
     things = [plural(n, kind) for kind, n in counts.items()]
     things += [f"{plural(movers, MOVING)} no detector could name"] if movers else []
     if things:
@@ -135,6 +147,32 @@ def account(tables: VideoTables, span: Span | None) -> str:
         said.append("The camera moves: " + ", ".join(f"{r['camera']} at {r['t_start']:.1f} s"
                                                      for r in moves) + ".")
     return " ".join(said)
+
+
+def doing(tables: VideoTables, span: Span | None) -> str:
+    """What people do over the span in sentences, each person's actions with their times where
+    few are seen, and how a video classifier reads the whole where it is at least as sure as a
+    tag the digest calls sure; '' where no action was read."""
+    lo, hi = (span.start, span.end) if span else (0.0, tables.duration)
+    people = tables.rows(f"SELECT COUNT(*) AS n FROM instances WHERE category = 'person' AND "
+                         f"last_seen >= {lo} AND first_seen <= {hi}")[0]["n"]
+    said = _people(tables, span, people, _EACH_DOING) if people else []
+    if len(said) < 2:
+        return ""
+    # Code's own answer states only the classifier's surer readings: a street read as busking
+    # at 0.49, a man at a table as moving furniture at 0.39.
+    if seems := activity_queries.happening(tables, span, sure=_SURE_TAG):
+        said.append(f"A video classifier reads it as {seems}.")
+    return " ".join(said)
+
+
+def _people(tables: VideoTables, span: Span | None, people: int,
+            each: int = activity_queries.FEW) -> list[str]:
+    doing = activity_queries.doings(tables, span, each=each)
+    at_once = _at_once(tables, span, people)
+    return [f"{plural(people, 'person')} {'is' if people == 1 else 'are'} seen"
+            f"{f', at most {at_once} at once' if at_once else ''}.",
+            *([f"What they do: {doing}."] if doing else [])]
 
 
 def _speech(tables: VideoTables, lo: float, hi: float) -> list[dict]:

@@ -164,6 +164,9 @@ def _path(tables: VideoTables, instance_id: int) -> str:
     return f", from the {tables.position(ends[0])} to the {tables.position(ends[-1])}"
 
 
+_LOOKS_LISTED = 20  # things whose colours are listed, the first to appear
+
+
 def appearance(tables: VideoTables, target: Target, span: Span | None, words: str,
                ordinal: str = "", part: str = "") -> Result:
     """Colours of the objects asked about; of the first or last to appear when the question
@@ -176,7 +179,7 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
     shared = ", i.colours" if has(tables, "instances", "colours") else ""
     sql, rows = instance_rows(tables, target,
                                f"i.id, i.category, i.appearance, i.first_seen{shared}",
-                               order.get(ordinal, "i.first_seen LIMIT 20"))
+                               order.get(ordinal, f"i.first_seen LIMIT {_LOOKS_LISTED}"))
     if not rows:
         return none_appears(target, sql)
     which = f"The {ordinal} {target.label} to appear: " if ordinal in order else ""
@@ -193,7 +196,25 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
     # Of one thing, the options' colours can also be weighed by its pixels' shares.
     if len(rows) == 1 and (pixels := describe.shares(rows[0].get("colours"), part)):
         typed["shares"] = pixels
+    if len(rows) > 1:
+        # Of several, code says who wears what: asked "what are the people wearing", a reading
+        # of the twelve people's list took ten calls to answer with one person's colours.
+        typed["said"] = _worn_by(rows, said, part, target.label)
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
-                  instance_ids=[r["id"] for r in rows], support="computed" if value else "read",
-                  typed=typed)
+                  instance_ids=[r["id"] for r in rows],
+                  support="computed" if value or len(rows) > 1 else "read", typed=typed)
+
+
+def _worn_by(rows: list[dict], said: list[str], part: str, label: str) -> str:
+    """Several things' measured colours, the commonest look first: '12 people: #2, #3, #5:
+    person in black top and black bottom; #1: person in red top and black bottom; ...'."""
+    groups: dict[str, list[int]] = {}
+    for r, text in zip(rows, said):
+        look = (f"{text} {part}" if part else text) if option_match.colours_in(text) \
+            else "no clear colour measured"
+        groups.setdefault(look, []).append(r["id"])
+    first = " (the first to appear)" * (len(rows) >= _LOOKS_LISTED)
+    return f"{plural(len(rows), label)}{first}: " + "; ".join(
+        f"{id_list(ids)}: {look}" for look, ids in
+        sorted(groups.items(), key=lambda kv: -len(kv[1]))) + "."

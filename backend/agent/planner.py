@@ -363,6 +363,9 @@ class Planner:
     def _tell(self, q: _Question, parent: Node) -> Node:
         """The digest in sentences, one LLM call; code's own account of it (the step's value,
         `digest.account`) where the model's is refused (`digest.refused`) or cannot be had."""
+        if said := parent.typed.get("said"):
+            return self._add_answer(q, parent, "code's account of what people do is the answer",
+                                    said, None, "computed")
         lines = parent.observation.splitlines()
         why = "no LLM call or time left"
         if not self._exhausted(q):

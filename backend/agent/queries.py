@@ -33,9 +33,9 @@ from backend.agent.kind_queries import held, kinds_seen
 from backend.agent.picture_queries import appearance, movement, position
 from backend.agent.relation_queries import relation
 from backend.agent.text_queries import screen_text, speech, timeline
-from backend.agent.scene_queries import YES_NO, scene
+from backend.agent.scene_queries import scene
 from backend.agent.timephrases import Span, resolve
-from backend.agent.video_tables import (OCCUPANTS, WHO, Result, Target, VideoTables,
+from backend.agent.video_tables import (OCCUPANTS, WHO, YES_NO, Result, Target, VideoTables,
                                         category_sql, id_list, instance_rows, instance_sql,
                                         none_appears, parse_target, plural, quoted,
                                         unseen_target)

@@ -12,7 +12,7 @@ goes on from that observation as from any other (`GivenStep`).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from backend import kinds, places
 from backend.agent import (activity_queries, choices, digest, meaning, option_match, ordinals,
@@ -234,8 +234,9 @@ def _both_counts(question: str, result: video_tables.Result,
     """A plain count's two readings in one computed sentence, code's answer (`typed["said"]`):
     the most in view at once, then the different ones over the video (a thing the tracker lost
     and found again counts again there: three bottles shifted about made seven tracks)."""
-    if not _PLAIN_COUNT.search(question) or _PASSING.search(question) or \
-            _DISTINCT.search(question) or result.support != "computed":
+    plain = _count(question, tables.duration, plain=False) is None and \
+        _count(question, tables.duration, plain=True) is not None
+    if not plain or result.support != "computed":
         return result
     at_once = queries.run(query.model_copy(update={"operation": "most_at_once"}), question,
                           tables)
@@ -311,11 +312,14 @@ def digest_step(question: str, tables: video_tables.VideoTables) -> GivenStep | 
     if not digest.is_open(question):
         return None
     lines, times, span = digest.build(tables, question)
+    # What people do is code's account, person by person; the model tells the rest.
+    said = digest.doing(tables, span) if digest.asks_doing(question) else ""
     return GivenStep(tool=DIGEST, tool_input=question,
                      thought="an open question: code writes down what the tables hold first",
                      observation=Observation(text="\n".join(lines), times=sorted(set(times))[:20],
                                              support="computed",
-                                             value=digest.account(tables, span)),
+                                             value=digest.account(tables, span),
+                                             typed={"said": said} if said else {}),
                      replayed=None)
 
 
@@ -335,36 +339,44 @@ def unsupported_step(question: str, tables: video_tables.VideoTables,
                      replayed=None)
 
 
-def asked_choice(question: str, tables: video_tables.VideoTables
-                 ) -> tuple[list[str] | None, GivenStep | None]:
-    """A choice asked in words ("is the person sitting or standing?", `choices`): (its
-    alternatives, to ask it with as options, where that helps; the step by which code says it
-    cannot tell, where it cannot). The alternatives help where the routed step's typed evidence
-    picks one of them, or where no step is routed and something the video holds speaks to one
-    (the planner then searches among them). Else the question stays open: the routed tool's own
-    answer stands ("is the road busy or empty": "No: ... in view throughout"; "on a table or on
-    the floor" with no table tracked: that it cannot be observed, where a reading among the
-    options had picked the floor); and where nothing the video holds speaks to any alternative,
-    code says it cannot tell ("is it day or night": one reading had called a daylit street
-    night)."""
+@dataclass(frozen=True)
+class AskedChoice:
+    """What code makes of a choice asked in words: the alternatives to ask it with as options
+    (None: it stays open), the step routed with them (run once, reused as the first step) and
+    code's own "cannot tell" where nothing speaks to any alternative."""
+    options: list[str] | None = None
+    routed: GivenStep | None = None
+    untold: GivenStep | None = None
+
+
+def asked_choice(question: str, tables: video_tables.VideoTables) -> AskedChoice:
+    """A choice asked in words ("is the person sitting or standing?", `choices`). Its
+    alternatives are asked as options where the routed step's typed evidence picks one of them,
+    or where no step is routed and something the video holds speaks to one (the planner then
+    searches among them). Else the question stays open: the routed tool's own answer stands ("is
+    the road busy or empty": "No: ... in view throughout"; "on a table or on the floor" with no
+    table tracked: that it cannot be observed, where a reading among the options had picked the
+    floor); and where nothing the video holds speaks to any alternative, code says it cannot
+    tell ("is it day or night": one reading had called a daylit street night)."""
     alternatives = choices.named(question)
     if not alternatives:
-        return None, None
+        return AskedChoice()
     step = first_step(question, tables, alternatives)
     if step is not None:
         decision = option_match.decide(step.observation.typed, alternatives)
-        return (alternatives if decision and decision.chosen is not None else None), None
+        return AskedChoice(alternatives, step) if decision and decision.chosen is not None \
+            else AskedChoice()
     if unsupported.speaks_to(tables, alternatives):
-        return alternatives, None
+        return AskedChoice(alternatives)
     listed = " or ".join(f"'{a}'" for a in alternatives)
-    return None, GivenStep(
+    return AskedChoice(untold=GivenStep(
         tool="What", tool_input=question,
         thought="nothing the video holds tells its alternatives apart",
         observation=Observation(
             text=f"Nothing this video's tables hold (the kinds tracked, what people do, the "
                  f"picture's tags and facts, words said or shown) speaks to {listed}.",
             support="unobserved"),
-        replayed=None)
+        replayed=None))
 
 
 _READ = ("screen_text", "speech", "appearance")

@@ -8,10 +8,9 @@ import re
 from collections import Counter
 
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import Result, Support, VideoTables, plural
+from backend.agent.video_tables import YES_NO, Result, Support, VideoTables, plural
 from backend.ingest.scenes import colour_names
 
-YES_NO = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|would)\b")
 _COLOUR_WORDS = "black|white|grey|gray|red|orange|brown|yellow|olive|green|teal|blue|navy|purple|pink"
 _VALUE_WORDS = {"colour": set(_COLOUR_WORDS.split("|")), "brightness": {"dark", "dim", "bright", "light"}}
 _SAME_AS = {"bright": {"light"}}

@@ -189,8 +189,10 @@ class VideoTables:
             cy=(row["y1"] + row["y2"]) / 2 / max(1, self.video["height"]), h=0.0))
 
 
-# A question answered yes or no ("is the man left of the car", "does anyone sit").
-YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did)\b", re.I)
+# A question answered yes or no ("is the man left of the car", "does anyone sit", "can you see
+# a dog"), or one choosing between alternatives in the same order ("is it red or blue").
+YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would)\b",
+                    re.I)
 # "Who" asks after a person ("who comes in last"), whatever else it names.
 WHO = re.compile(r"^\s*who\b", re.I)
 # One tracked object a question names by its number ("person 7", "#3").
