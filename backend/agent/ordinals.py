@@ -1,12 +1,13 @@
-"""The one of several a question picks by its place in the picture: furthest left or right,
-nearest to or farthest from the camera.
+"""The one of several a question picks by its place in the picture (furthest left or right,
+nearest to or farthest from the camera) or by its colours ("the man in the red shirt", "the
+white van").
 
 A question about one of several, picked by its place, was answered for all of them together:
 the way most of them went, not the way that one went. Here code finds that one: on the sampled
 frame where the most of the kind are in view at once (within the time the question names, if
 any), the one furthest left, right, nearest (tallest box) or farthest (shortest box). A group
 is what a viewer calls the leftmost one of; a lone walker crossing the picture is leftmost only
-at its start.
+at its start. A colour picks the one whose measured look has it, where exactly one has.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import re
 
 from backend import kinds
+from backend.agent.option_match import colours_in
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import VideoTables, quoted
+from backend.ingest.describe import GARMENTS, worn
 
 # Word in the question -> (SQL expression over a detection's box, ascending order or not).
 _PICKS = (
@@ -57,3 +60,46 @@ def pick(tables: VideoTables, kind: str, question: str, span: Span | None) -> in
         f"WHERE {of_kind} AND d.frame = {busiest[0]['frame']} ORDER BY {expression} {order} "
         f"LIMIT 1")
     return chosen[0]["instance_id"] if chosen else None
+
+
+# "In red", "wearing a blue shirt", "with the white jacket": a colour worn, then maybe a garment.
+_WORN = re.compile(r"\b(in|wearing|with)\s+(?:a |an |the |his |her |their )?((?:dark |light )?"
+                   r"[a-z]+)(?:\s+([a-z-]+))?", re.I)
+
+
+def look_asked(question: str, kind: str) -> tuple[str, str] | None:
+    """(colour, part) a question picks one of `kind` by: worn by a person ("the man in red",
+    "the woman wearing a blue shirt": part 'top'), or said of the thing ("the white van": part
+    ''); None for none. A colour before another kind ("the man in the red car") picks nobody."""
+    if kind == "person":
+        for found in _WORN.finditer(question):
+            colour, after = colours_in(found.group(2)), (found.group(3) or "").lower()
+            if not colour or (found.group(1).lower() == "with" and after not in GARMENTS):
+                continue
+            if after in GARMENTS:
+                return colour[0], GARMENTS[after]
+            if not kinds.named(after):
+                return colour[0], ""
+        return None
+    words = re.findall(r"[a-z]+", question.lower())
+    for i in range(len(words) - 1):
+        for size in (2, 1):  # "dark blue car" before "blue car"
+            colour = colours_in(" ".join(words[i:i + size])) if i + size < len(words) else []
+            if colour and len(colour) == 1 and kinds.named(words[i + size]) == [kind]:
+                return colour[0], ""
+    return None
+
+
+def pick_by_look(tables: VideoTables, kind: str, question: str) -> int | None:
+    """The one instance of `kind` whose measured look has the colour the question picks it by
+    (of the part it names), or None where none or several have it."""
+    asked = look_asked(question, kind) if kind else None
+    if asked is None:
+        return None
+    colour, part = asked
+    of_kind = f"category IN ({', '.join(quoted(k) for k in kinds.detected_as(kind))})"
+    rows = tables.rows(f"SELECT id, appearance FROM instances WHERE {of_kind} LIMIT 200")
+    having = [r["id"] for r in rows
+              if colour in colours_in(worn(r["appearance"] or "", part) if part
+                                      else r["appearance"] or "")]
+    return having[0] if len(rows) > 1 and len(having) == 1 else None

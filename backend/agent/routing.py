@@ -288,6 +288,8 @@ def first_step(question: str, tables: video_tables.VideoTables,
     if operation in _ONE_OF and not target.startswith("#"):
         kind = target or _named_kind(question)
         one = ordinals.pick(tables, kind, question, resolve(question, tables.duration))
+        if one is None and operation != "appearance":  # asked its colour, a colour picks none
+            one = ordinals.pick_by_look(tables, kind, question)
         target = f"#{one}" if one is not None else target
     whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question) or \
         (operation == "relation" and words)
@@ -380,7 +382,8 @@ def asked_choice(question: str, tables: video_tables.VideoTables) -> AskedChoice
 
 
 _READ = ("screen_text", "speech", "appearance")
-# Operations on one thing, which a place in the picture may pick out of several (`ordinals`).
+# Operations on one thing, which a place in the picture or a colour may pick out of several
+# (`ordinals`).
 _ONE_OF = ("movement", "position", "appearance", "activity", "held")
 _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "measured colours",
          "first_appearance": "when something arrives or leaves",
