@@ -422,6 +422,23 @@ def test_what_the_person_does_is_told_person_by_person_by_code(turns):
         assert any(a <= t <= b for a, b in standing.values()), (t, answer.answer)
 
 
+@pytest.mark.parametrize("question, is_open, of_everyone", [
+    ("What is the person doing?", True, True),
+    ("what are they doing at 2 seconds?", True, True),
+    ("What does the woman do in this video?", True, True),
+    ("What happens in this video?", True, False),
+    ("What is the man in red doing?", False, False),  # his actions: a colour picks him
+    ("What is the man on the left doing?", False, False),  # a place does
+    ("What is person 3 doing?", False, False),
+    ("What is the dog doing?", True, False),
+])
+def test_what_people_do_is_told_of_everyone_or_asked_of_one(question, is_open, of_everyone):
+    from backend.agent import digest
+
+    assert digest.is_open(question) == is_open
+    assert digest.asks_doing(question) == of_everyone
+
+
 def test_what_someone_does_lists_the_posture_that_is_most_of_it(turns):
     """Asked what someone does, the statement the model reads lists each person's standing at
     the table, though it lists many actions: the woman listed by her one-frame jump and

@@ -14,7 +14,7 @@ import re
 from difflib import SequenceMatcher
 
 from backend import kinds
-from backend.agent import activity_queries, option_match, queries, typed_values
+from backend.agent import activity_queries, option_match, ordinals, queries, typed_values
 from backend.agent.timephrases import Span, resolve
 from backend.agent.video_tables import ONE, Target, VideoTables, plural
 from backend.ingest import describe
@@ -55,8 +55,14 @@ _NEGATED = re.compile(r"\b(?:no|not|none|nobody|nothing|without|neither|nor)\b|n
 
 def is_open(question: str) -> bool:
     """Whether a question without options asks for an account of the video, not one value;
-    not one about a tracked object it names ("what is person 3 doing": that one's actions)."""
-    return bool(_OPEN.search(question)) and not ONE.search(question)
+    not one about a tracked object it names or picks ("what is person 3 doing", "what is the
+    man in red doing": that one's actions, `ordinals`)."""
+    if not _OPEN.search(question) or ONE.search(question):
+        return False
+    # "What is the man in red (on the left) doing": that one's actions, as for person 3.
+    asked = _DOING.match(question)
+    return not (asked and (ordinals.look_asked(asked.group(1), "person") or
+                           ordinals.asked(asked.group(1))))
 
 
 def asks_doing(question: str) -> bool:
