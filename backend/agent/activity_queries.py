@@ -307,10 +307,10 @@ def doings(tables: VideoTables, span: Span | None, instance: int | None = None,
     """What people do over the span, as one line for an account: each person's main actions
     in time order where `each` or fewer did anything ('#2 standing 3.4-12.0 s, walking
     12.2-13.2 s'), how many do each and for how long where more did ('5 people sitting (4-20 s
-    each), 5 walking (1 s each), 1 jumping (a moment)'). A posture is left out for a person who spends most of
-    their time doing something else (standing tells less than waving), and kept where it is
-    most of what they do: left out, people who mostly kept still were told back by whatever
-    brief movement they also made."""
+    each), 5 walking (1 s each), 1 jumping (a moment)'). A posture is left out for a person who
+    spends most of their time doing something else (standing tells less than waving), and kept
+    where it is most of what they do: left out, people who mostly kept still were told back by
+    whatever brief movement they also made."""
     if not has(tables, "actions"):
         return ""
     # person -> action -> [seconds weighted by score, first start, last end, seconds seen]

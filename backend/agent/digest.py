@@ -72,7 +72,7 @@ def asks_doing(question: str) -> bool:
     asked = _DOING.match(question)
     if not (asked and is_open(question)):
         return False
-    # One word for people, no more: "the man in red" picks one out, which the model reads.
+    # One word for people, no more: of "the tall man" the model reads the digest.
     who = re.sub(r"^(?:the|this|that|these|those)\s+", "", asked.group(1).lower())
     return who in _PRONOUNS or (" " not in who and kinds.named(who) == ["person"])
 
