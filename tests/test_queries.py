@@ -171,6 +171,16 @@ def test_the_first_to_leave_and_the_last_to_arrive(tud):
     assert who.instance_ids == arrived.instance_ids
 
 
+def test_whether_you_can_see_a_kind_is_counted_and_answered_yes_or_no(tud):
+    """'Can you see a person?' asks what 'is there a person?' asks: code counts and says yes or
+    no (it was searched for, three calls, to say the same); TUD-Campus holds people, no dog."""
+    from backend.agent import routing
+
+    for question, said in (("Can you see a person?", "yes"), ("Can you see a dog?", "no")):
+        assert routing.route(question, tud.duration) == ("count_distinct", "Count")
+        assert routing.first_step(question, tud).observation.value == said, question
+
+
 def test_a_category_the_detector_does_not_know_is_unobserved_and_names_the_setting(tud):
     # As in a library ingested with MEMORYREEL_MOTION=0 and without the object detector.
     person_only = VideoTables(tud.db_path)
@@ -221,6 +231,8 @@ def test_a_clip_without_audio_has_no_speech_to_report(tud):
     ("are there more than 3 cars", (">", 3)),
     ("are 4 people in the first frame", ("==", 4)),
     ("does the video have 2 or more people", (">=", 2)),
+    ("can you see a dog", (">=", 1)),
+    ("do you see some cars at 5 s", (">=", 1)),
     ("how many people are there", None),         # not yes/no
     ("is person 3 visible at 12 s", None),        # an id, not a count
 ])

@@ -244,7 +244,8 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
             return (">=", n)
         return ("at_once", n) if _AT_ONCE.search(said) else ("==", n)
     if re.search(r"\b(?:any|anyone|anybody|someone|somebody|anything|something)\b", said) or \
-            re.search(r"^(?:is|are|was|were) there (?:a|an|some)\b", said):
+            re.search(r"^(?:(?:is|are|was|were) there|(?:can|could|do|did) (?:you|we|i) see) "
+                      r"(?:a|an|some)\b", said):
         return (">=", 1)
     return None
 

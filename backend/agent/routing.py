@@ -73,7 +73,8 @@ _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of 
                     r"appliances?|objects?|things?)\b", re.I)
 # Whether a kind is there at all ("is there a boat", "does a dog appear"), and where it is.
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
-                       r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)", re.I)
+                       r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)|"
+                       r"^\s*(?:can|could|do|did) (?:you|we|i) see (?:a|an|any|some)\b", re.I)
 # "Is the hall empty at 12 s": a count at that time, of whoever is in it (`video_tables.OCCUPANTS`).
 _EMPTY_AT = re.compile(r"^\s*(?:is|was|are|were) (?:the|this|that) [\w ]+? (?:empty|deserted|vacant)\b",
                        re.I)
