@@ -195,9 +195,16 @@ def _not_a_person(tables: VideoTables, instance: int, track: dict | None) -> Res
 def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target) -> None:
     """A yes-or-no question about actions ("is anyone sitting?", "does person 2 wave?"): yes
     where one was seen, with who and when, its confidence that action's measured precision; no
-    where none was, which rests on what the rules find (their recall), so it is never high."""
+    where none was, which rests on what the rules find (their recall), so it is never high; of
+    one person of whom no action at all was read, neither."""
     seen = [r for r in rows if r["action"] in asked]
     who = f"{target.label} was not" if target.instance is not None else "nobody was"
+    if target.instance is not None and not rows:
+        # Nothing at all read of them (a track of a second): not seen doing it is no "no".
+        result.text = (f"No action of {target.label} was read, so whether they were "
+                       f"{' or '.join(sorted(asked))} cannot be told.\n{result.text}")
+        result.value, result.support = "", "unobserved"
+        return
     if seen:
         listed = "; ".join(f"#{r['instance_id']} {r['action']} {r['t_start']:.1f}-"
                            f"{r['t_end']:.1f} s" for r in seen[:8])

@@ -90,15 +90,23 @@ def look_asked(question: str, kind: str) -> tuple[str, str] | None:
     return None
 
 
+_SIGHTINGS = 3  # a track seen fewer times is a fragment, no one to pick by colour
+
+
 def pick_by_look(tables: VideoTables, kind: str, question: str) -> int | None:
-    """The one instance of `kind` whose measured look has the colour the question picks it by
-    (of the part it names), or None where none or several have it."""
+    """The one instance of `kind` seen at least `_SIGHTINGS` times whose measured look has the
+    colour the question picks it by (of the part it names), or None where none or several
+    have it."""
     asked = look_asked(question, kind) if kind else None
     if asked is None:
         return None
     colour, part = asked
-    of_kind = f"category IN ({', '.join(quoted(k) for k in kinds.detected_as(kind))})"
-    rows = tables.rows(f"SELECT id, appearance FROM instances WHERE {of_kind} LIMIT 200")
+    of_kind = f"i.category IN ({', '.join(quoted(k) for k in kinds.detected_as(kind))})"
+    # A fragment of a track seen once or twice has a colour of those sightings and no way it
+    # goes: picked by a white top, a two-sighting fragment was said to walk towards the camera.
+    rows = tables.rows(f"SELECT i.id, i.appearance FROM instances i WHERE {of_kind} AND (SELECT "
+                       f"COUNT(*) FROM detections d WHERE d.instance_id = i.id) >= {_SIGHTINGS} "
+                       f"LIMIT 200")
     having = [r["id"] for r in rows
               if colour in colours_in(worn(r["appearance"] or "", part) if part
                                       else r["appearance"] or "")]
