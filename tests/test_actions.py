@@ -511,6 +511,29 @@ def test_whether_anyone_does_an_action_is_answered_yes_or_no_by_code(ingested, l
     assert ask(video_id, "Is anyone sitting?", settings, options=["yes", "no"]).option == 1
 
 
+def test_whether_one_of_whom_nothing_was_read_did_something_cannot_be_told(ingested,
+                                                                         library_settings):
+    """TUD-Stadtmitte: of a person tracked so briefly that no action of theirs was read, 'is
+    person N walking?' is neither yes nor no (it had been 'No: #N was not seen walking' of a
+    woman walking); of one read walking, yes."""
+    from backend.agent import routing
+    from backend.agent.video_tables import VideoTables
+
+    video_id = ingested("mot15_TUD-Stadtmitte.mp4").video_id
+    tables = VideoTables(library_settings.home / "videos" / video_id / "video.db")
+    people = {r["id"] for r in tables.rows("SELECT id FROM instances WHERE category = 'person'")}
+    read = {r["instance_id"] for r in tables.rows("SELECT DISTINCT instance_id FROM actions")}
+    walkers = {r["instance_id"] for r in tables.rows(
+        "SELECT DISTINCT instance_id FROM actions WHERE action = 'walking'")}
+    assert people - read and walkers, (people, read)
+    for who in sorted(people - read):
+        said = routing.first_step(f"Is person {who} walking?", tables).observation
+        assert said.support == "unobserved" and said.value == "", said.text
+        assert said.text.startswith(f"No action of #{who} was read"), said.text
+    said = routing.first_step(f"Is person {min(walkers)} walking?", tables).observation
+    assert said.value == "yes" and said.text.startswith(f"Yes: #{min(walkers)} walking"), said.text
+
+
 @pytest.mark.parametrize("question, options, route", [
     ("What is the woman doing?", ["cooking", "dancing"], ("activity", "What")),
     ("What activity is shown in this video?", ["tai chi", "archery"], ("activity", "What")),
