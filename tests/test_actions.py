@@ -515,7 +515,8 @@ def test_whether_one_of_whom_nothing_was_read_did_something_cannot_be_told(inges
                                                                          library_settings):
     """TUD-Stadtmitte: of a person tracked so briefly that no action of theirs was read, 'is
     person N walking?' is neither yes nor no (it had been 'No: #N was not seen walking' of a
-    woman walking); of one read walking, yes."""
+    woman walking) and 'what is person N doing?' is that nothing was read; of one read walking,
+    yes."""
     from backend.agent import routing
     from backend.agent.video_tables import VideoTables
 
@@ -530,6 +531,9 @@ def test_whether_one_of_whom_nothing_was_read_did_something_cannot_be_told(inges
         said = routing.first_step(f"Is person {who} walking?", tables).observation
         assert said.support == "unobserved" and said.value == "", said.text
         assert said.text.startswith(f"No action of #{who} was read"), said.text
+        # Asked what they do, code says so, where the model had told the picture's guesses.
+        told = routing.first_step(f"What is person {who} doing?", tables).observation
+        assert told.typed["said"].startswith(f"No action of #{who} was read"), told.typed
     said = routing.first_step(f"Is person {min(walkers)} walking?", tables).observation
     assert said.value == "yes" and said.text.startswith(f"Yes: #{min(walkers)} walking"), said.text
 

@@ -169,6 +169,13 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                                              "person": target.instance, "done": actions_used}})
     if YES_NO.search(question) and (asked := named_actions(question)):
         _yes_or_no(result, rows, asked, target)
+    elif target.instance is not None and not rows:
+        # Of one person, nothing read is the answer: told the picture's guesses instead, a model
+        # had a woman walking down a street playing the accordion.
+        result.typed["said"] = (f"No action of #{target.instance} was read (seen "
+                                f"{track[0]['first_seen']:.1f}-{track[0]['last_seen']:.1f} s), "
+                                f"so what they did cannot be told.")
+        result.support = "computed"
     return result
 
 
