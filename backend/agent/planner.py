@@ -355,9 +355,11 @@ class Planner:
             return self._add_answer(q, parent, f"{parent.action} computed the answer", parent.value,
                                     None, "computed")
         if not q.options and parent.support == "unobserved":
+            # The reason is the first line; what the tool listed after it is in the evidence.
+            reason = parent.observation.partition("\n")[0]
             return self._add_answer(q, parent, "the tables cannot hold this",
-                                    f"I cannot tell from this video's memory. {parent.observation}",
-                                    None, "unobserved")
+                                    f"I cannot tell from this video's memory. {reason}", None,
+                                    "unobserved")
         return None
 
     def _tell(self, q: _Question, parent: Node) -> Node:
