@@ -170,7 +170,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
     if YES_NO.search(question) and (asked := named_actions(question)):
         _yes_or_no(result, rows, asked, target)
     elif target.instance is not None and not rows:
-        # Of one person, nothing read is the answer: told the picture's guesses instead, a model
+        # Of a single person, nothing read is the answer: told the picture's guesses instead, a model
         # had a woman walking down a street playing the accordion.
         result.typed["said"] = (f"No action of #{target.instance} was read (seen "
                                 f"{track[0]['first_seen']:.1f}-{track[0]['last_seen']:.1f} s), "
@@ -203,7 +203,7 @@ def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target
     """A yes-or-no question about actions ("is anyone sitting?", "does person 2 wave?"): yes
     where one was seen, with who and when, its confidence that action's measured precision; no
     where none was, which rests on what the rules find (their recall), so it is never high; of
-    one person of whom no action at all was read, neither."""
+    a single person of whom no action at all was read, neither."""
     seen = [r for r in rows if r["action"] in asked]
     who = f"{target.label} was not" if target.instance is not None else "nobody was"
     if target.instance is not None and not rows:

@@ -103,7 +103,7 @@ def pick_by_look(tables: VideoTables, kind: str, question: str) -> int | None:
     colour, part = asked
     of_kind = f"i.category IN ({', '.join(quoted(k) for k in kinds.detected_as(kind))})"
     # A fragment of a track seen once or twice has a colour of those sightings and no way it
-    # goes: picked by a white top, a two-sighting fragment was said to walk towards the camera.
+    # goes: picked by a white top, a two-sighting fragment was said to come nearer.
     rows = tables.rows(f"SELECT i.id, i.appearance FROM instances i WHERE {of_kind} AND (SELECT "
                        f"COUNT(*) FROM detections d WHERE d.instance_id = i.id) >= {_SIGHTINGS} "
                        f"LIMIT 200")

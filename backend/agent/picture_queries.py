@@ -198,7 +198,7 @@ def appearance(tables: VideoTables, target: Target, span: Span | None, words: st
         typed["shares"] = pixels
     if len(rows) > 1:
         # Of several, code says who wears what: asked "what are the people wearing", a reading
-        # of the eleven people's list took ten calls to answer with one person's colours.
+        # of the eleven people's list took ten calls to answer with a single person's colours.
         typed["said"] = _worn_by(rows, said, part, target.label)
     return Result(f"{which}Colours measured from the boxes: {listed}.", value=value, sql=sql,
                   rows=rows, times=[r["first_seen"] for r in rows],
