@@ -167,16 +167,28 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                                              "account": _account(tables, span, target, rows),
                                              "facts": facts,
                                              "person": target.instance, "done": actions_used}})
-    if YES_NO.search(question) and (asked := named_actions(question)):
+    asked = named_actions(question) if YES_NO.search(question) else set()
+    if target.instance is not None and not rows:
+        _nothing_read(result, target, track[0], asked)
+    elif asked:
         _yes_or_no(result, rows, asked, target)
-    elif target.instance is not None and not rows:
-        # Of a single person, nothing read is the answer: told the picture's guesses instead, a model
-        # had a woman walking down a street playing the accordion.
-        result.typed["said"] = (f"No action of #{target.instance} was read (seen "
-                                f"{track[0]['first_seen']:.1f}-{track[0]['last_seen']:.1f} s), "
-                                f"so what they did cannot be told.")
-        result.support = "computed"
     return result
+
+
+def _nothing_read(result: Result, target: Target, track: dict, asked: set[str]) -> None:
+    """Of a single person of whom no action at all was read (a track of a second): whether they
+    did what is asked cannot be told (not seen doing it is no "no"), and what they did is that
+    nothing was read (told the picture's guesses instead, a model had a woman walking down a
+    street playing the accordion)."""
+    if asked:
+        result.text = (f"No action of {target.label} was read, so whether they were "
+                       f"{' or '.join(sorted(asked))} cannot be told.\n{result.text}")
+        result.value, result.support = "", "unobserved"
+        return
+    result.typed["said"] = (f"No action of {target.label} was read (seen "
+                            f"{track['first_seen']:.1f}-{track['last_seen']:.1f} s), so what "
+                            f"they did cannot be told.")
+    result.support = "computed"
 
 
 def _account(tables: VideoTables, span: Span | None, target: Target, rows: list[dict]) -> str:
@@ -202,16 +214,9 @@ def _not_a_person(tables: VideoTables, instance: int, track: dict | None) -> Res
 def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target) -> None:
     """A yes-or-no question about actions ("is anyone sitting?", "does person 2 wave?"): yes
     where one was seen, with who and when, its confidence that action's measured precision; no
-    where none was, which rests on what the rules find (their recall), so it is never high; of
-    a single person of whom no action at all was read, neither."""
+    where none was, which rests on what the rules find (their recall), so it is never high."""
     seen = [r for r in rows if r["action"] in asked]
     who = f"{target.label} was not" if target.instance is not None else "nobody was"
-    if target.instance is not None and not rows:
-        # Nothing at all read of them (a track of a second): not seen doing it is no "no".
-        result.text = (f"No action of {target.label} was read, so whether they were "
-                       f"{' or '.join(sorted(asked))} cannot be told.\n{result.text}")
-        result.value, result.support = "", "unobserved"
-        return
     if seen:
         listed = "; ".join(f"#{r['instance_id']} {r['action']} {r['t_start']:.1f}-"
                            f"{r['t_end']:.1f} s" for r in seen[:8])
