@@ -90,6 +90,25 @@ def test_the_one_picked_by_colour_walks_the_way_the_truth_says(ingested, library
     assert OPTIONS[answer.option] == _truth_direction_at(first), answer.answer
 
 
+def test_the_one_picked_by_colour_is_read_walking_though_the_clip_cuts_her_short(
+        ingested, library_settings):
+    """TUD-Stadtmitte: the woman in the red coat walks out of the picture's left edge in the
+    clip's first second, so her track is shorter than a stride; asked whether she walks, code
+    says yes of her alone, with no call (it had said that nothing of hers was read)."""
+    from backend.agent.video_tables import VideoTables
+    from backend.library import Library
+
+    settings = replace(library_settings, memory=False)
+    video_id = ingested(CLIP).video_id
+    tables = VideoTables(Library(settings.home).get(video_id).db_path)
+    red = [r["id"] for r in tables.rows("SELECT id, appearance FROM instances WHERE category = "
+                                        "'person'") if "red top" in (r["appearance"] or "")]
+    assert len(red) == 1, red
+    answer = ask(video_id, "Is the woman in the red coat walking?", settings)
+    assert answer.usage.llm_calls == 0, answer.answer
+    assert answer.answer.startswith(f"Yes: #{red[0]} walking"), answer.answer
+
+
 def _truth_direction_at(box: dict) -> str:
     """The way the true person whose box at `box`'s time overlaps it most walks."""
     rows = [[float(v) for v in line.split(",")[:6]] for line in

@@ -98,6 +98,13 @@ def test_people_in_view_at_a_time_match_the_tables_and_the_mot_ground_truth(tud,
     assert abs(int(result.value) - len(truth[nearest])) <= 1, (t, result.text, truth[nearest])
 
 
+def test_none_of_a_kind_in_view_is_said_in_the_plural(tud):
+    """TUD-Campus holds no bus: the count at a moment is 0, said "0 buses", not "0 bus"."""
+    result = run(_query("in_view", "buses", "2 s"), "how many buses are in view at 2 seconds", tud)
+    assert result.value == "0" and result.text.startswith("0 buses are in view at 2.0 s"), \
+        result.text
+
+
 def test_most_at_once_and_distinct_people_against_the_ground_truth(tud):
     truth = _ground_truth()
     most = run(_query("most_at_once", "people"), "what is the largest number of people at once", tud)

@@ -198,7 +198,7 @@ def _through_moving_objects(operation, tables: VideoTables, target: Target, stan
     """The operation over moving objects, said to be a stand-in: the model judges (support
     'proxy'), since a moving object may or may not be a {target}."""
     result = operation(tables, stand_in, span, words.strip())
-    things = plural(2, target.label).split(" ", 1)[1]
+    things = kinds.plural(target.label)
     if tables.unseen_category(target):
         why = (f"Ingest's detectors cannot name {things}, but it tracked things that moved and "
                f"are not people")
@@ -280,7 +280,7 @@ def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) 
     label = target.label
     if not nearest or abs(nearest[0]["t"] - span.start) > _PEOPLE_SEEN_NEAR:
         sql = f"SELECT frame, t FROM detections ORDER BY ABS(t - {span.start}) LIMIT 1"
-        return Result(f"Nothing is in view at {span}: 0 {plural(2, label).split(' ', 1)[1]} (no "
+        return Result(f"Nothing is in view at {span}: 0 {kinds.plural(label)} (no "
                       f"detection within {_PEOPLE_SEEN_NEAR} s of it), so the scene is empty.",
                       value="0", sql=sql, times=[span.start], instance_ids=[])
     frame, t = nearest[0]["frame"], nearest[0]["t"]

@@ -97,9 +97,8 @@ def quoted(text: str) -> str:
 
 
 def plural(n: int, noun: str) -> str:
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {'people' if noun == 'person' else noun if noun.endswith('s') else noun + 's'}"
+    """'1 bus', '0 buses', '3 people'."""
+    return f"1 {noun}" if n == 1 else f"{n} {kinds.plural(noun)}"
 
 
 

@@ -76,6 +76,13 @@ BRIDGE = 1.0                # seconds of no support bridged inside one interval
 # second: pointers there held it 0.6-0.8 s too, but at 0.6 an archer's aim became pointing.
 LASTS = {"touching the face": 1.0, "dancing": 2.0, "walking": 1.0, "running": 1.0,
          "pointing": 0.8}
+# A person whose track the clip's start or end or the picture's edge cuts off may be seen for
+# less than a stride: someone already walking out of the picture when the clip begins. A walk
+# or a run that holds on every one of at least CUT_SEEN sightings of such a track is kept
+# however short; a weight shift is no walk on every sighting of a track.
+CUT_SHORT = {"walking", "running"}
+CUT_SEEN = 3
+EDGE = 0.01                 # of the picture's width or height: a box this near it is cut by it
 
 
 @dataclass(frozen=True)
@@ -136,11 +143,25 @@ def perceive(frames: list[Frame], size: tuple[int, int],
     # The punches the body rules marked: fights and pushes read them, not a second reading.
     struck = {pid: set(support[(pid, "punching", None)].times) for pid in people}
     between_people(on_frame, things, speeds, struck, mark)
-    return _intervals(support, people)
+    span = (frames[0][1], frames[-1][1]) if frames else (0.0, 0.0)
+    return _intervals(support, people, {pid for pid, track in people.items()
+                                        if _cut_off(track, span, size)})
+
+
+def _cut_off(track: Track, span: tuple[float, float], size: tuple[int, int]) -> bool:
+    """Whether the clip's start or end, or the picture's edge, cuts the track off."""
+    width, height = size
+    first, last = track[0], track[-1]
+
+    def at_edge(box) -> bool:
+        return (box[0] <= EDGE * width or box[2] >= (1 - EDGE) * width
+                or box[1] <= EDGE * height or box[3] >= (1 - EDGE) * height)
+    return (first.t <= span[0] + 1e-6 or last.t >= span[1] - 1e-6
+            or at_edge(first.box) or at_edge(last.box))
 
 
 def _intervals(support: dict[tuple[int, str, int | None], Support],
-               people: dict[int, list[Seen]]) -> list[Action]:
+               people: dict[int, list[Seen]], cut_off: set[int]) -> list[Action]:
     """Runs of supporting frames, gaps up to BRIDGE seconds bridged, scored by the share of the
     person's frames in the run that support it."""
     out = []
@@ -155,8 +176,10 @@ def _intervals(support: dict[tuple[int, str, int | None], Support],
             if t - run[-1] <= BRIDGE + 1e-6:
                 run.append(t)
                 continue
+            whole = (pid in cut_off and action in CUT_SHORT
+                     and len(run) == len(seen_at) >= CUT_SEEN)
             if len(run) >= needed and (run[-1] - run[0] >= LASTS.get(action, 0.0) - 1e-6
-                                       or len(seen_at) == 1):
+                                       or len(seen_at) == 1 or whole):
                 frames = [x for x in seen_at if run[0] - 1e-6 <= x <= run[-1] + 1e-6] or run
                 score = min(1.0, len(run) / len(frames))
                 out.append(Action(pid, action, run[0], run[-1], score,
