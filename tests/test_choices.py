@@ -22,6 +22,10 @@ from backend.agent.choices import named
     ("Is the boat white, grey or blue?", ["white", "grey", "blue"]),
     ("Which hand does she use, the left or the right?", ["the left", "the right"]),
     ("What colour is the van: red, white or silver?", ["red", "white", "silver"]),
+    # a pronoun in a later alternative stands for the thing the first one names
+    ("Is the cat on the box or under it?", ["on the box", "under the box"]),
+    ("Is the boat moving towards the camera or away from it?",
+     ["towards the camera", "away from the camera"]),
 ])
 def test_a_choice_asked_in_words_gives_its_alternatives_in_order(question, alternatives):
     assert named(question) == alternatives

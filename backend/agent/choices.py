@@ -21,6 +21,7 @@ _ANY = re.compile(r"\b(?:there|any|anyone|anybody|anything|someone|somebody|some
 # opens at its last use before "or" ("holding a cup or a phone", "on the left or on the right").
 _OPENERS = {"a", "an", "the", "in", "on", "at", "to", "into", "onto", "from", "with", "by",
             "inside", "outside", "near", "under", "over", "his", "her", "their", "its", "some"}
+_DETERMINERS = {"a", "an", "the", "his", "her", "their", "its", "some"}
 # A subject's opening: a determiner and one word ("the person", "this video") or a pronoun.
 _SUBJECT = re.compile(r"^(?:(?:the|a|an|this|that|these|those|his|her|their|its)\s+"
                       r"(?:\w+'s\s+\w+|\w+(?:\s+#?\d+)?)|it|they|he|she|you|we|there)\b", re.I)
@@ -44,8 +45,22 @@ def named(question: str) -> list[str]:
     for predicate in (rest[subject.end():] if subject else rest, rest.split(" ", 1)[-1]):
         if alternatives := _listed(predicate.strip()):
             alternatives[0] = _first(alternatives[0], alternatives[-1])
+            alternatives = _referred(alternatives)
             return alternatives if _distinct(alternatives) else []
     return []
+
+
+# "Towards the camera or away from it": a later alternative that ends on a pronoun means the
+# thing the first one names.
+_BACK = re.compile(r"\b(?:it|them)$", re.I)
+_THING = re.compile(r"\b(?:the|a|an|his|her|their|its)\s+\w+$", re.I)
+
+
+def _referred(alternatives: list[str]) -> list[str]:
+    thing = _THING.search(alternatives[0])
+    if not thing:
+        return alternatives
+    return [alternatives[0]] + [_BACK.sub(thing.group(0), a) for a in alternatives[1:]]
 
 
 def _listed(text: str) -> list[str]:
@@ -65,6 +80,8 @@ def _first(before: str, last: str) -> str:
     words, opener = before.split(), last.split()[0].lower()
     if opener in _OPENERS:
         at = [i for i, w in enumerate(words) if w.lower() == opener]
+        if not at and opener not in _DETERMINERS:  # "on the box or under it"
+            at = [i for i, w in enumerate(words) if w.lower() in _OPENERS - _DETERMINERS]
         if at:
             return " ".join(words[at[-1]:])
     return " ".join(words[-len(last.split()):])
