@@ -584,8 +584,10 @@ def test_a_question_names_a_posture_or_the_change_into_it():
 
 
 def test_what_a_numbered_person_does_is_read_over_their_own_time_in_view(ingested, library_settings):
-    """TUD-Campus: 'what is person N doing?' reads N's actions alone, over the time N is in view;
-    a number no track has is said to be none, with who the people are."""
+    """TUD-Campus: 'what is person N doing?' reads N's actions alone, over the time N is in view,
+    and code's sentence of them is the answer, with no call (the model had retold them in two,
+    as one moment of them); a number no track has is said to be none, with who the people
+    are."""
     from backend.agent import routing
     from backend.agent.queries import TypedQuery, run
     from backend.agent.video_tables import VideoTables
@@ -608,6 +610,9 @@ def test_what_a_numbered_person_does_is_read_over_their_own_time_in_view(ingeste
     assert one.instance_ids == [who], one.text
     account = one.typed["activities"]["account"]
     assert account.startswith(f"#{who} ") and "walking" in account, account
+    assert one.typed["said"] == account
+    # Asked another way than what they do, the model still reads it.
+    assert "said" not in typed(f"What sport is person {who} playing?").typed
     none = typed("What is person 999 doing?")
     assert none.text.startswith("No track is numbered #999") and none.support == "unobserved"
     assert f"#{who}" in none.text

@@ -32,6 +32,10 @@ from tests.conftest import VIDEOS
     ("in the first 5 seconds", (0.0, 5.0)),
     ("in the last 5 seconds", (55.0, 60.0)),
     ("in the second half", (30.0, 60.0)),
+    ("what does person 7 do after 20 seconds", (20.0, 60.0)),
+    ("who arrives from 0:45 on", (45.0, 60.0)),
+    ("what happens before 10 s", (0.0, 10.0)),
+    ("how many people come in until 1:10", (0.0, 60.0)),
 ])
 def test_time_phrases_resolve_against_the_duration(phrase, expected):
     span = resolve(phrase, 60.0)

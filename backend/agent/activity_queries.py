@@ -28,6 +28,9 @@ _LISTED = 12
 _HAPPENING = 5   # activities listed, the most seen first
 _SAID = 0.2      # an account names an activity seen this sure over the time asked about
 FEW = 3   # up to this many people, an account names each; more, it counts them
+# "What is the man doing?", "what did person 3 do?": who is asked about.
+DOING = re.compile(r"^\s*what (?:does|do|did|is|are|was|were) ([\w' ]{0,40}?)\s*(?:do|doing)\b",
+                   re.I)
 # Things in view tell what is done with them, less surely than an action read off a body does:
 # a ball for basketball, a microwave for cooking, a racket for tennis.
 _THING_WEIGHT = 0.6
@@ -172,6 +175,10 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
         _nothing_read(result, target, track[0], asked)
     elif asked:
         _yes_or_no(result, rows, asked, target)
+    elif target.instance is not None and DOING.match(question):
+        # What one person does is their actions, code's sentence: the model retold them in two
+        # calls, at times as one moment of them ("#3 standing at 0.0 s").
+        result.typed["said"] = result.typed["activities"]["account"]
     return result
 
 

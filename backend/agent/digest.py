@@ -28,8 +28,6 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
                    r"tell me (?:about|what)|what (?:is|'s) (?:this|the) (?:video|clip) about|"
                    r"what (?:can|do) (?:you|i|we) see\b)", re.I)
 # "What is the woman doing?", "what do they do?": what people do, the subject between the words.
-_DOING = re.compile(r"^\s*what (?:does|do|did|is|are|was|were) ([\w' ]{0,40}?)\s*(?:do|doing)\b",
-                    re.I)
 _PRONOUNS = {"he", "she", "they", "everyone", "everybody", "someone", "somebody"}
 # Asked what people do, up to this many are told one by one (six who take turns are six short
 # stories); a digest the model tells counts them beyond `activity_queries.FEW`.
@@ -60,7 +58,7 @@ def is_open(question: str) -> bool:
     if not _OPEN.search(question) or ONE.search(question):
         return False
     # "What is the man in red (on the left) doing": that one's actions, as for person 3.
-    asked = _DOING.match(question)
+    asked = activity_queries.DOING.match(question)
     return not (asked and (ordinals.look_asked(asked.group(1), "person") or
                            ordinals.asked(asked.group(1))))
 
@@ -69,7 +67,7 @@ def asks_doing(question: str) -> bool:
     """Whether an open question asks what people do ("what is the person doing?"), which code
     answers person by person (`doing`): told by the model, six people's doings came back as one
     person jumping at one moment."""
-    asked = _DOING.match(question)
+    asked = activity_queries.DOING.match(question)
     if not (asked and is_open(question)):
         return False
     # One word for people, no more: of "the tall man" the model reads the digest.

@@ -96,6 +96,13 @@ def resolve(text: str, duration: float, bare_number: bool = False) -> Span | Non
         return Span(clamp(duration - length), clamp(duration), edge.group(0))
     if re.search(r"\bsecond half\b", said):
         return Span(clamp(duration / 2), clamp(duration), "second half")
+    # "After 10 seconds" is from then to the end, "until 0:10" from the start to then: what
+    # happens after a time is more than the moment at it.
+    bound = re.search(rf"\b(after|since|from|before|until|till|up to)\s+({_VALUE})", said)
+    if bound and (at := seconds(bound.group(2))) is not None:
+        if bound.group(1) in ("after", "since", "from"):
+            return Span(clamp(at), clamp(duration), bound.group(0))
+        return Span(0.0, clamp(at), bound.group(0))
     value = re.search(_VALUE, said)
     if value:
         found = seconds(value.group(0))
