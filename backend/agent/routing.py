@@ -151,7 +151,11 @@ def route(question: str, duration: float | None = None,
             (not options or all(meaning.place(o) or meaning.distance(o) for o in options)):
         return "position", "What"
     objects = [kind for kind in kinds.named(question) if kind != "person"]
-    if _PRESENCE.search(question) and (objects or PEOPLE.search(question)):
+    if (objects or PEOPLE.search(question)) and (
+            _PRESENCE.search(question) or
+            queries.asked_count(question, resolve(question, duration or 0.0)) is not None):
+        # "Is there a dog?", "are there more than five people?", "is anyone in the video?": a
+        # count, compared in code
         return ("in_view" if at_a_time else "count_distinct"), "Count"
     if _WHERE.search(question) and objects:
         return ("in_view", "Count") if at_a_time else ("movement", "What")
