@@ -72,21 +72,13 @@ def test_the_one_picked_by_colour_walks_the_way_the_truth_says(ingested, library
     """TUD-Stadtmitte: one woman wears a red coat (seen in its first frame); asked which way she
     walks, code picks the one person whose measured top is red and answers with her track alone,
     the way her true track (the MOT box her first box overlaps most) goes."""
-    from backend.agent.video_tables import VideoTables
-    from backend.library import Library
-
-    settings = replace(library_settings, memory=False)
-    video_id = ingested(CLIP).video_id
-    tables = VideoTables(Library(settings.home).get(video_id).db_path)
-    red = [r["id"] for r in tables.rows("SELECT id, appearance FROM instances WHERE category = "
-                                        "'person'") if "red top" in (r["appearance"] or "")]
-    assert len(red) == 1, red
-    first = tables.rows(f"SELECT t, x1, y1, x2, y2 FROM detections WHERE instance_id = {red[0]} "
+    settings, video_id, tables, red = _in_red(ingested, library_settings)
+    first = tables.rows(f"SELECT t, x1, y1, x2, y2 FROM detections WHERE instance_id = {red} "
                         f"ORDER BY t LIMIT 1")[0]
     answer = ask(video_id, "Which way does the woman in the red coat walk?", settings,
                  options=OPTIONS)
     assert answer.usage.llm_calls == 0, answer.answer
-    assert answer.evidence[0].observation.startswith(f"#{red[0]} "), answer.evidence[0].observation
+    assert answer.evidence[0].observation.startswith(f"#{red} "), answer.evidence[0].observation
     assert OPTIONS[answer.option] == _truth_direction_at(first), answer.answer
 
 
@@ -95,6 +87,15 @@ def test_the_one_picked_by_colour_is_read_walking_though_the_clip_cuts_her_short
     """TUD-Stadtmitte: the woman in the red coat walks out of the picture's left edge in the
     clip's first second, so her track is shorter than a stride; asked whether she walks, code
     says yes of her alone, with no call (it had said that nothing of hers was read)."""
+    settings, video_id, _, red = _in_red(ingested, library_settings)
+    answer = ask(video_id, "Is the woman in the red coat walking?", settings)
+    assert answer.usage.llm_calls == 0, answer.answer
+    assert answer.answer.startswith(f"Yes: #{red} walking"), answer.answer
+
+
+def _in_red(ingested, library_settings):
+    """(settings without memory, TUD-Stadtmitte's id, its tables, the one person whose measured
+    top is red: the woman in the red coat)."""
     from backend.agent.video_tables import VideoTables
     from backend.library import Library
 
@@ -104,9 +105,7 @@ def test_the_one_picked_by_colour_is_read_walking_though_the_clip_cuts_her_short
     red = [r["id"] for r in tables.rows("SELECT id, appearance FROM instances WHERE category = "
                                         "'person'") if "red top" in (r["appearance"] or "")]
     assert len(red) == 1, red
-    answer = ask(video_id, "Is the woman in the red coat walking?", settings)
-    assert answer.usage.llm_calls == 0, answer.answer
-    assert answer.answer.startswith(f"Yes: #{red[0]} walking"), answer.answer
+    return settings, video_id, tables, red[0]
 
 
 def _truth_direction_at(box: dict) -> str:
