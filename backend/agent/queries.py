@@ -153,7 +153,8 @@ def _run(query: TypedQuery, question: str, tables: VideoTables, span: Span | Non
         return _through_moving_objects(operation, tables, target, stand_in, span, query.words)
     result = operation(tables, target, span, query.words.strip())
     if query.operation in COUNTS and result.support == "computed" and result.value.isdigit():
-        _answer_yes_no(result, question, span, at_once=query.operation == "most_at_once")
+        _answer_yes_no(result, question, span, at_once=query.operation == "most_at_once",
+                       label=target.label)
     return result
 
 
@@ -250,9 +251,12 @@ def asked_count(question: str, span: Span | None) -> tuple[str, int] | None:
     return None
 
 
-def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bool) -> None:
-    """A yes/no question about a count is answered by comparing, in code: small models read
-    'never N or more at once' as yes to 'are N of them ever in view together'."""
+def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bool,
+                   label: str) -> None:
+    """A yes/no question about a count is answered by comparing, in code, on the first line
+    ("No: 9 people, not fewer than 3."), which is the answer: small models read 'never N or
+    more at once' as yes to 'are N of them ever in view together', and told a computed no as
+    "No, there are fewer than three people"."""
     asked = asked_count(question, span)
     if asked is None:
         return
@@ -264,7 +268,12 @@ def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bo
     wanted = {"==": f"exactly {n}", ">=": f"{n} or more", ">": f"more than {n}",
               "<": f"fewer than {n}"}[comparison]
     result.value = "yes" if holds else "no"
-    result.text += f" The question asks about {wanted}; the count is {count}, so: {result.value}."
+    # Whether any is there, or none, the count says by itself: "No: 0 dogs."
+    compared = "" if (comparison, n) in ((">=", 1), ("==", 0)) else \
+        f", {'' if holds else 'not '}{wanted}"
+    result.text = (f"{result.value.capitalize()}: {plural(count, label)}{compared}.\n"
+                   f"{result.text} The question asks about {wanted}; the count is {count}, so: "
+                   f"{result.value}.")
 
 
 def in_view(tables: VideoTables, target: Target, span: Span | None, words: str) -> Result:
