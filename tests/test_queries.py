@@ -274,3 +274,6 @@ def test_yes_no_questions_about_counts_are_answered_by_comparing(tud):
     assert empty.value == "no"
     crowd = run(_query("count_distinct", "people"), "are there more than 20 people", tud)
     assert crowd.value == "no" and "more than 20" in crowd.text
+    # The first line is the answer, said in full: the planner gives it with no call.
+    different = len(crowd.instance_ids)
+    assert crowd.text.startswith(f"No: {different} people, not more than 20.\n"), crowd.text
