@@ -27,7 +27,7 @@ _OPEN = re.compile(r"^\s*(?:what (?:does|do|did|is|are|was|were) [\w' ]{0,40}?(?
                    r"describe\b|summari[sz]e\b|give (?:me )?(?:a |an )?(?:summary|overview)|"
                    r"tell me (?:about|what)|what (?:is|'s) (?:this|the) (?:video|clip) about|"
                    r"what (?:can|do) (?:you|i|we) see\b)", re.I)
-# "What is the woman doing?", "what do they do?": what people do, the subject between the words.
+# Subjects of "what is she doing?" that stand for whoever is in view.
 _PRONOUNS = {"he", "she", "they", "everyone", "everybody", "someone", "somebody"}
 # Asked what people do, up to this many are told one by one (six who take turns are six short
 # stories); a digest the model tells counts them beyond `activity_queries.FEW`.
