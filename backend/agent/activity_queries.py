@@ -176,8 +176,8 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
     elif asked:
         _yes_or_no(result, rows, asked, target)
     elif target.instance is not None and DOING.match(question):
-        # What one person does is their actions, code's sentence: the model retold them in two
-        # calls, at times as one moment of them ("#3 standing at 0.0 s").
+        # A single tracked person's doings are their actions, code's sentence: the model retold
+        # them in two calls, at times as one moment of them ("#3 standing at 0.0 s").
         result.typed["said"] = result.typed["activities"]["account"]
     return result
 

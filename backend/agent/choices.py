@@ -50,8 +50,8 @@ def named(question: str) -> list[str]:
     return []
 
 
-# "Towards the camera or away from it": a later alternative that ends on a pronoun means the
-# thing the first one names.
+# "On the box or under it", "inside the tent or outside it": a later alternative that ends on a
+# pronoun means the thing the first one names.
 _BACK = re.compile(r"\b(?:it|them)$", re.I)
 _THING = re.compile(r"\b(?:the|a|an|his|her|their|its)\s+\w+$", re.I)
 

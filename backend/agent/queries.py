@@ -255,8 +255,8 @@ def _answer_yes_no(result: Result, question: str, span: Span | None, at_once: bo
                    label: str) -> None:
     """A yes/no question about a count is answered by comparing, in code, on the first line
     ("No: 9 people, not fewer than 3."), which is the answer: small models read 'never N or
-    more at once' as yes to 'are N of them ever in view together', and told a computed no as
-    "No, there are fewer than three people"."""
+    more at once' as yes to 'are N of them ever in view together', and told a computed "not
+    fewer than N" as "No, there are fewer than N"."""
     asked = asked_count(question, span)
     if asked is None:
         return

@@ -154,8 +154,8 @@ def route(question: str, duration: float | None = None,
     if (objects or PEOPLE.search(question)) and (
             _PRESENCE.search(question) or
             queries.asked_count(question, resolve(question, duration or 0.0)) is not None):
-        # "Is there a dog?", "are there more than five people?", "is anyone in the video?": a
-        # count, compared in code
+        # "Is there a dog?", "are there more than five cars?", "is anybody there?": a count,
+        # compared in code
         return ("in_view" if at_a_time else "count_distinct"), "Count"
     if _WHERE.search(question) and objects:
         return ("in_view", "Count") if at_a_time else ("movement", "What")
