@@ -193,7 +193,7 @@ def test_whether_you_can_see_a_kind_is_counted_and_answered_yes_or_no(tud):
 
 
 def test_a_yes_no_count_without_there_is_a_or_any_is_counted_and_compared(tud):
-    """'Are there more than five people?' and 'is anyone in the video?' are counts compared in
+    """'Are there more than five people?' and 'is anybody there?' are counts compared in
     code, as 'is there a person?' is (they were searched for, three calls each); the answers
     agree with the number of different people in MOT15's truth."""
     from backend.agent import routing
@@ -201,7 +201,7 @@ def test_a_yes_no_count_without_there_is_a_or_any_is_counted_and_compared(tud):
     different = len(set().union(*_ground_truth().values()))
     for question, said in (("Are there more than five people?", "yes" if different > 5 else "no"),
                            ("Are there fewer than 3 people?", "yes" if different < 3 else "no"),
-                           ("Is anyone in the video?", "yes")):
+                           ("Is anybody there?", "yes")):
         assert routing.route(question, tud.duration) == ("count_distinct", "Count"), question
         assert routing.first_step(question, tud).observation.value == said, question
 

@@ -125,7 +125,10 @@ def route(question: str, duration: float | None = None,
     if (_WHEN.search(question) or video_tables.WHO.search(question)) and \
             queries.names_an_edge(question):
         return "first_appearance", "When"  # "when does the bus leave", "who comes in last"
-    at_a_time = duration is not None and resolve(question, duration) is not None
+    # The time a question names is read against a duration of 0 where none is known: only its
+    # phrase is needed then, to tell a time from a count (`queries.asked_count`).
+    span = resolve(question, duration if duration is not None else 0.0)
+    at_a_time = duration is not None and span is not None
     if _EMPTY_AT.search(question):
         return "in_view", "Count"  # at a time, or, with none, the stretches when it is empty
     if _HELD.search(question):
@@ -152,8 +155,7 @@ def route(question: str, duration: float | None = None,
         return "position", "What"
     objects = [kind for kind in kinds.named(question) if kind != "person"]
     if (objects or PEOPLE.search(question)) and (
-            _PRESENCE.search(question) or
-            queries.asked_count(question, resolve(question, duration or 0.0)) is not None):
+            _PRESENCE.search(question) or queries.asked_count(question, span) is not None):
         # "Is there a dog?", "are there more than five cars?", "is anybody there?": a count,
         # compared in code
         return ("in_view" if at_a_time else "count_distinct"), "Count"
