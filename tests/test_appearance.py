@@ -261,9 +261,35 @@ def test_how_many_go_one_way_is_counted_by_code_from_the_tracks(tud):
     assert routing.route(question, tud.duration) == ("movement", "Count")
     given = routing.first_step(question, tud).observation
     assert given.support == "computed" and 5 <= int(given.value) <= 7, given.text
-    assert given.text.startswith(f"{given.value} of them go rightwards (#")
+    # Code's sentence is the answer: left to the planner, a computed count of cars going one
+    # way had been followed by another tool and "I cannot tell".
+    assert given.typed["said"].startswith(f"{given.value} of ") and \
+        "go rightwards (#" in given.typed["said"]
     assert routing.first_step("How many people walk from right to left?", tud).observation.value \
         in ("1", "2")
+
+
+def test_whether_people_move_or_keep_still_is_said_by_code_from_their_tracks(tud):
+    # MOT15: 7 of TUD-Campus's 8 people cross the picture over their time in view; one stays in
+    # place (`describe.motion` on the true boxes).
+    question = "Are the people moving or standing still?"
+    assert routing.route(question, tud.duration) == ("movement", "What")
+    choice = routing.asked_choice(question, tud)
+    assert choice.options == ["moving", "standing still"]
+    decision = option_match.decide(choice.routed.observation.typed, choice.options)
+    assert decision.chosen == 0 and decision.basis == "computed", decision.explanation
+    # How many keep still: the one, or one more where a track is cut short.
+    still = routing.first_step("How many people are standing still?", tud).observation
+    assert still.support == "computed" and still.value in ("1", "2"), still.text
+    assert still.typed["said"].startswith(f"{still.value} of ")
+    # Yes or no, of anyone, of most, or of person 1, on the first line.
+    for asked, said in [("Is anyone standing still?", "Yes: "), ("Are the people standing "
+                        "still?", "No: "), ("Is anybody moving?", "Yes: ")]:
+        given = routing.first_step(asked, tud).observation
+        assert given.value == said[:-2].lower() and given.text.startswith(said), (asked, given.text)
+    walker = routing.first_step("Is person 1 moving?", tud).observation
+    assert walker.instance_ids == [1] and walker.text.startswith(
+        "Yes: #1 moves" if describe.moves(walker.rows[0]["action"]) else "No: #1 stays in place")
 
 
 def test_the_picture_shift_of_a_panning_camera_is_measured_to_take_out_of_directions(

@@ -86,3 +86,23 @@ def test_options_match_a_value_by_meaning(value, options, expected):
 ])
 def test_a_free_answer_is_checked_against_the_computed_value_it_rests_on(answer, value, misses):
     assert misses_value(answer, value) is misses
+
+
+@pytest.mark.parametrize("text, states", [
+    ("Are the cars moving or parked?", {"moving", "still"}),
+    ("parked", {"still"}),
+    ("the dogs stand still", {"still"}),
+    ("not moving", {"still"}),                 # a moving word denied is stillness
+    ("is the van stationary?", {"still"}),
+    ("driving", {"moving"}),
+    ("does the bus move?", {"moving"}),
+    # "Still" as "yet" says nothing of moving.
+    ("is the car still there?", set()),
+    ("is the man still walking?", {"moving"}),
+    ("which colour does the bus have?", set()),
+])
+def test_whether_a_thing_moves_or_keeps_still_is_read_in_its_phrasings(text, states):
+    from backend.agent.meaning import motion, motions
+
+    assert motions(text) == states
+    assert motion(text) == (next(iter(states)) if len(states) == 1 else None)

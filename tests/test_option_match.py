@@ -161,3 +161,15 @@ def test_a_question_with_nothing_typed_to_read_is_left_to_the_planner():
     assert routing.route("why does the man stop", 60.0, ["he is tired", "he waits"]) is None
     assert routing.route("how are the bottles moved", 60.0, ["they roll", "a hand lifts them",
                                                              "nobody moves them"]) is None
+
+
+def test_moving_or_parked_is_decided_by_the_tracks_that_moved_and_those_that_kept_still():
+    options = ["moving", "parked"]
+    d = decide({"ways": {"leftwards": 22}, "motions": {"moving": 49, "still": 3}}, options)
+    assert d.chosen == 0 and d.basis == "computed" and d.contradicted == []
+    assert decide({"motions": {"moving": 1, "still": 4}}, ["in motion", "stationary"]).chosen == 1
+    # As many of each: the model's choice between both; none seen long enough: no evidence.
+    assert decide({"motions": {"moving": 2, "still": 2}}, options).chosen is None
+    assert decide({"motions": {"moving": 0, "still": 0}}, options) is None
+    # An option that also names a way says more than moving: the ways' job, not this one's.
+    assert decide({"motions": {"moving": 5, "still": 1}}, ["moves to the left", "parked"]) is None

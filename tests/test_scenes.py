@@ -179,6 +179,23 @@ def test_the_typed_scene_query_answers_from_the_tables(joined):
     assert _ask(tables, "Is it dark at the start?") == "no"
 
 
+def test_whether_the_camera_moves_is_read_from_the_scenes_and_said_first(joined):
+    from backend.agent import option_match, routing
+
+    tables = VideoTables(joined.entry.db_path)
+    # Both clips were filmed from a fixed camera.
+    assert routing.route("Is the camera static?", tables.duration) == ("scene", "How")
+    given = routing.first_step("Does the camera move?", tables).observation
+    assert given.value == "no" and given.text.startswith("No: "), given.text
+    choice = routing.asked_choice("Is the camera moving or still?", tables)
+    assert choice.options == ["moving", "still"]
+    decision = option_match.decide(choice.routed.observation.typed, choice.options)
+    assert decision.chosen == 1 and "camera's seconds" in decision.explanation
+    # The camera named as where someone walks is not the camera's motion.
+    assert routing.route("Is the man walking towards the camera still?",
+                         tables.duration) != ("scene", "How")
+
+
 def test_a_video_ingested_before_scenes_were_measured_says_so(joined, tmp_path):
     copy = tmp_path / "video.db"
     copy.write_bytes(joined.entry.db_path.read_bytes())

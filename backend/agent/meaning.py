@@ -80,6 +80,31 @@ def distance(text: str) -> str | None:
     return named[0] if len(named) == 1 and not _SIDES.search(text) else None
 
 
+# Whether a thing moves or keeps still, in the phrasings questions and options use. "Still"
+# alone is stillness only where it ends a phrase ("is the car still?"), not "still there" or
+# "still walking"; "not moving" is still, so stillness is read first.
+_STILL = re.compile(r"\b(?:parked|stationary|motionless|immobile|stopped|at rest|not (?:moving|in "
+                    r"motion)|(?:stand|stands|standing|stay|stays|staying|keep|keeps|keeping|sit|"
+                    r"sits|sitting) (?:still|put|in place)|still(?=\s*(?:$|[?.,!;]|or\b|and\b)))",
+                    re.I)
+_MOVING = re.compile(r"\b(?:mov(?:e|es|ed|ing)|in motion|on the move|driv(?:e|es|ing|en)|"
+                     r"travel(?:s|led|ling|ing)?|run(?:s|ning)?|walk(?:s|ing)?|fl(?:y|ies|ying)|"
+                     r"roll(?:s|ing)?)\b", re.I)
+
+
+def motions(text: str) -> set[str]:
+    """Whether the text says a thing moves or keeps still: {'moving'}, {'still'}, both where it
+    names both ("moving or parked"), or none."""
+    named = {"still"} if _STILL.search(text) else set()
+    return named | ({"moving"} if _MOVING.search(_STILL.sub(" ", text)) else set())
+
+
+def motion(text: str) -> str | None:
+    """The one state the text says ('moving' or 'still'), or None."""
+    named = motions(text)
+    return named.pop() if len(named) == 1 else None
+
+
 def in_place(third: tuple[str, str], named: tuple[str, str]) -> bool:
     """Whether a third of the picture lies in the place an option names (a side: any third
     along it)."""

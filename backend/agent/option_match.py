@@ -23,7 +23,9 @@ Evidence is the `typed` dict of a tool's result (`video_tables.Result.typed`):
   where says which, and distances: {'near', 'midway' or 'far' from the camera: how many
   sightings});
 - ways: {a way across or along the picture, in `meaning.direction`'s words: how many tracks
-  go it} (`picture_queries.movement`);
+  go it} and motions: {'moving' or 'still': how many tracks moved over their life or stayed in
+  place} (`picture_queries.movement`), or the camera's seconds in each (`scene_queries`, with
+  motions_of saying which);
 - relations: {a relation in `places.RELATIONS`' words: on how many of the frames two things
   were seen together it held}, with frames, that number (`relation_queries`).
 """
@@ -79,6 +81,9 @@ def decide(typed: dict, options: list[str]) -> Decision | None:
         return _by_relations(typed["relations"], typed.get("frames", 0), options)
     if typed.get("ways") and all(meaning.direction(o) for o in options):
         return _by_ways(typed["ways"], options)
+    if sum(typed.get("motions", {}).values()) and \
+            all(meaning.motion(o) and not meaning.ways(o) for o in options):
+        return _by_motions(typed["motions"], options, typed.get("motions_of", "the tracks"))
     if typed.get("texts"):
         return _by_words(typed["texts"], options)
     return None
@@ -360,6 +365,15 @@ def _by_ways(ways: dict[str, int], options: list[str]) -> Decision:
     scores = {i: round(ways.get(meaning.direction(o), 0) / total, 2) for i, o in enumerate(options)}
     shown = ", ".join(f"{w} ({n})" for w, n in ways.items())
     return _decision(scores, options, f"the ways the tracks go ({shown})", exact=0.5)
+
+
+def _by_motions(motions: dict[str, float], options: list[str], of: str) -> Decision:
+    """Options that say a thing moves or keeps still, scored by the share of what was measured
+    (tracks over their life, the camera's seconds) in each state."""
+    total = sum(motions.values()) or 1
+    scores = {i: round(motions.get(meaning.motion(o), 0) / total, 2) for i, o in enumerate(options)}
+    return _decision(scores, options, f"{of} in motion ({motions.get('moving', 0)}) and kept "
+                     f"still ({motions.get('still', 0)})", exact=0.5)
 
 
 def _by_relations(held: dict[str, int], frames: int, options: list[str]) -> Decision:

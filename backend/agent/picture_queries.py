@@ -17,7 +17,7 @@ from backend import places
 from backend.agent import meaning, option_match
 from backend.agent.activity_queries import has
 from backend.agent.timephrases import Span
-from backend.agent.video_tables import (HOW_MANY, Result, Target, VideoTables, id_list,
+from backend.agent.video_tables import (HOW_MANY, YES_NO, Result, Target, VideoTables, id_list,
                                         instance_rows, instance_sql, none_appears, plural,
                                         unseen_target)
 from backend.ingest import describe
@@ -34,12 +34,19 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
                                                "i.last_seen", "i.id")
     if not rows:
         return none_appears(target, sql)
+    states = _motions(rows)
+    asked = meaning.motion(question) if not meaning.ways(question) else None
     if target.instance is not None:
         r = rows[0]
         path = _path(tables, r["id"])
-        return Result(f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s).",
-                      value=" and ".join(describe.directions(r["action"])), sql=sql, rows=rows,
-                      times=[r["first_seen"]], instance_ids=[r["id"]], typed={"ways": _ways(rows)})
+        text = f"#{r['id']} {r['action']}{path} ({r['first_seen']:.1f}-{r['last_seen']:.1f} s)."
+        value = " and ".join(describe.directions(r["action"]))
+        if YES_NO.search(question) and asked and (yes := _whether(states, asked, question,
+                                                                  one=True)) is not None:
+            value, text = ("yes" if yes else "no"), f"{'Yes' if yes else 'No'}: {text}"
+        return Result(text, value=value, sql=sql, rows=rows, times=[r["first_seen"]],
+                      instance_ids=[r["id"]], typed={"ways": _ways(rows),
+                                                      "motions": _counted(states)})
     tally: dict[str, list[int]] = {}
     for r in rows:
         for direction in describe.directions(r["action"]):
@@ -50,13 +57,27 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
     summary = f"most: {value}" if value else "no single direction leads"
     ways = _ways(rows)
     text = f"Of {plural(len(rows), target.label)}, by direction: {parts}. ({summary})"
-    typed: dict = {"ways": ways}
+    typed: dict = {"ways": ways, "motions": _counted(states)}
     if HOW_MANY.search(question) and (way := meaning.direction(question)):
         going = [r["id"] for r in rows if way in map(meaning.direction,
                                                       describe.directions(r["action"]))]
         value = str(len(going))
-        text = (f"{value} of them {'goes' if len(going) == 1 else 'go'} {way}"
-                + (f" ({id_list(going[:8])})" if going else "") + f". {text}")
+        said = _some_of(going, len(rows), target.label, (f"goes {way}", f"go {way}"))
+        # The count is code's sentence: left to read it, the planner had gone on to another
+        # tool and answered that it cannot tell.
+        text, typed["said"] = f"{said}\n{text}", said
+    elif HOW_MANY.search(question) and asked == "still":
+        value = str(len(states["still"]))
+        said = _some_of(states["still"], len(rows), target.label, _STATE_SAID["still"])
+        text, typed["said"] = f"{said}\n{text}", said
+    elif YES_NO.search(question) and asked and \
+            (yes := _whether(states, asked, question, one=len(rows) == 1)) is not None:
+        # "Are the cars parked?", "is anyone moving?": the tracks that moved over their life
+        # against those that stayed in place, compared in code.
+        value = "yes" if yes else "no"
+        known = sum(map(len, states.values()))
+        text = (f"{value.capitalize()}: of {plural(known, target.label)} seen long enough to "
+                f"tell, {_said(states, 'moving')}; {_said(states, 'still')}.\n{text}")
     elif meaning.ways(question):
         # "Do they go left or right?": the tally is the answer, said by code. Asked without
         # options, a model read "towards" from 13 towards against 26 away.
@@ -74,6 +95,56 @@ def _ways(rows: list[dict]) -> dict[str, int]:
             if way := meaning.direction(phrase):
                 ways[way] = ways.get(way, 0) + 1
     return ways
+
+
+_STATE_SAID = {"moving": ("moves", "move"), "still": ("stays in place", "stay in place")}
+# Whether a yes-or-no question asks of any one of them ("is anyone moving", "is there a parked
+# car") or of all; else it asks of most ("are the cars parked").
+_ANY = re.compile(r"\b(?:any|anyone|anybody|anything|some|someone|somebody|something|there)\b",
+                  re.I)
+_ALL = re.compile(r"\b(?:all|every|everyone|everybody|each)\b", re.I)
+
+
+def _motions(rows: list[dict]) -> dict[str, list[int]]:
+    """{'moving': ids, 'still': ids}: the tracks that moved over their life and those that
+    stayed in place (`describe.moves`); those seen too briefly to tell are in neither."""
+    states: dict[str, list[int]] = {"moving": [], "still": []}
+    for r in rows:
+        if (moved := describe.moves(r["action"])) is not None:
+            states["moving" if moved else "still"].append(r["id"])
+    return states
+
+
+def _counted(states: dict[str, list[int]]) -> dict[str, int]:
+    """{'moving': tracks, 'still': tracks}, for options to be scored against."""
+    return {state: len(ids) for state, ids in states.items()}
+
+
+def _said(states: dict[str, list[int]], state: str) -> str:
+    ids = states[state]
+    return f"{len(ids)} {_STATE_SAID[state][len(ids) != 1]}" + \
+        (f" ({id_list(ids[:8])})" if ids else "")
+
+
+def _some_of(ids: list[int], total: int, label: str, verbs: tuple[str, str]) -> str:
+    """'3 of 52 cars stay in place (#1, #45, #57).', with the verb (one, many) that fits."""
+    return f"{len(ids)} of {plural(total, label)} {verbs[len(ids) != 1]}" + \
+        (f" ({id_list(ids[:8])})" if ids else "") + "."
+
+
+def _whether(states: dict[str, list[int]], asked: str, question: str, one: bool) -> bool | None:
+    """Whether the things asked about were in the state asked ('moving' or 'still'): the one
+    thing, any of them, all of them, or most of them, as the question asks; None where none
+    was seen long enough to tell."""
+    known = sum(map(len, states.values()))
+    if not known:
+        return None
+    n = len(states[asked])
+    if one or _ALL.search(question):
+        return n == known
+    if _ANY.search(question):
+        return n > 0
+    return n > known / 2
 
 
 def _distance(row: dict, size: tuple[int, int]) -> str:

@@ -75,6 +75,10 @@ _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of 
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
                        r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)|"
                        r"^\s*(?:can|could|do|did) (?:you|we|i) see (?:a|an|any|some)\b", re.I)
+# Whether the camera moves, with the camera as what is asked about ("is the camera still?", not
+# "is the man walking towards the camera still?"): the scenes' camera motion.
+_CAMERA = re.compile(r"^\s*(?:is|was|does|did|has)\s+the\s+camera\s+(?:\w+\s+)?(?:mov\w*|still|"
+                     r"static|steady|fixed|stationary|pan\w*|tilt\w*|zoom\w*|shak\w*)\b", re.I)
 # "Is the hall empty at 12 s": a count at that time, of whoever is in it (`video_tables.OCCUPANTS`).
 _EMPTY_AT = re.compile(r"^\s*(?:is|was|are|were) (?:the|this|that) [\w ]+? (?:empty|deserted|vacant)\b",
                        re.I)
@@ -122,6 +126,8 @@ def route(question: str, duration: float | None = None,
     for pattern, operation, tool in _ROUTES:
         if re.search(pattern, question, re.IGNORECASE):
             return operation, tool
+    if _CAMERA.search(question):
+        return "scene", "How"  # "is the camera moving", "does the camera pan"
     if (_WHEN.search(question) or video_tables.WHO.search(question)) and \
             queries.names_an_edge(question):
         return "first_appearance", "When"  # "when does the bus leave", "who comes in last"
@@ -145,6 +151,9 @@ def route(question: str, duration: float | None = None,
         return "movement", "What"
     if video_tables.YES_NO.search(question) and activity_queries.named_actions(question):
         return "activity", "What"  # "is anyone sitting", "does person 2 wave"
+    if video_tables.YES_NO.search(question) and meaning.motions(question) and \
+            _named_kind(question):
+        return "movement", "What"  # "are the cars moving or parked", "is anyone moving"
     if _KINDS.search(question):
         # Two or more options that name no COCO kind are told apart by the tags (ImageNet's
         # animals, tools, places), which also see the COCO kinds.
@@ -214,8 +223,9 @@ def _count(question: str, duration: float | None, plain: bool) -> tuple[str, str
     choice)."""
     if not (video_tables.HOW_MANY.search(question) and _named_kind(question)):
         return None
-    if meaning.direction(question):
-        return "movement", "Count"  # "how many people walk to the right": the tracks going it
+    if meaning.direction(question) or meaning.motion(question) == "still":
+        # "how many people walk to the right", "how many cars are parked": the tracks going it
+        return "movement", "Count"
     if MOST.search(question):
         return "most_at_once", "Count"
     if _DISTINCT.search(question):
@@ -298,7 +308,7 @@ def first_step(question: str, tables: video_tables.VideoTables,
         if one is None and operation != "appearance":  # asked its colour, a colour picks none
             one = ordinals.pick_by_look(tables, kind, question)
         target = f"#{one}" if one is not None else target
-    whoever = operation in ("kinds", "held", "activity") or _EMPTY_AT.search(question) or \
+    whoever = operation in ("kinds", "held", "activity", "scene") or _EMPTY_AT.search(question) or \
         (operation == "relation" and words)
     if operation not in _READ and not whoever and not target:
         return None  # a count or a time of what? the model reads the question
@@ -400,4 +410,5 @@ _WHAT = {"screen_text": "on-screen text", "speech": "speech", "appearance": "mea
          "held": "what people hold", "movement": "where something goes",
          "position": "where something is in the picture",
          "relation": "where one thing is relative to another",
-         "activity": "what people do and what the picture shows"}
+         "activity": "what people do and what the picture shows",
+         "scene": "the picture itself: the camera's motion"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from backend.agent import meaning
 from backend.agent.timephrases import Span
 from backend.agent.video_tables import YES_NO, Result, Support, VideoTables, plural
 from backend.ingest.scenes import colour_names
@@ -46,7 +47,15 @@ def scene(tables: VideoTables, span: Span | None, question: str, words: str) -> 
     facts = (_scene_at(tables, span.start) if span and span.is_moment
              else _scenes_over(tables, span, question))
     result = facts.pop(aspect or "all")
-    if aspect and YES_NO.match(" ".join(question.lower().split())):
+    if aspect == "camera" and result.rows and "seconds" in result.rows[0]:
+        # "Is the camera moving or still?": its seconds in each, for options to be scored by.
+        moved = sum(r["seconds"] for r in result.rows if r["label"] not in ("static", "unknown"))
+        kept = sum(r["seconds"] for r in result.rows if r["label"] == "static")
+        result.typed = {**(result.typed or {}), "motions": {"moving": round(moved, 1),
+                                                            "still": round(kept, 1)},
+                        "motions_of": "the camera's seconds"}
+    if aspect and YES_NO.match(" ".join(question.lower().split())) and \
+            len(meaning.motions(question)) < 2:  # "moving or still" asks which, not whether
         _scene_yes_no(result, aspect, question)
     return result
 
@@ -163,4 +172,4 @@ def _scene_yes_no(result: Result, aspect: str, question: str) -> None:
             return
         holds = bool(expected & (set(re.findall(r"[a-z]+", value)) | _SAME_AS.get(value, set())))
     result.value = "yes" if holds else "no"
-    result.text += f" So, to the question: {result.value}."
+    result.text = f"{result.value.capitalize()}: {result.text}"

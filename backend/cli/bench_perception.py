@@ -58,17 +58,25 @@ def print_appearance_bench(payload: dict) -> None:
                       f"{c['open']} | {_share(c['expected'])}")
     if "places" in payload:
         print("\nscene | half | track-times | place agrees | distance agrees | direction agrees "
-              "(judged) | relations agree (pairs)")
+              "(judged) | relations agree (pairs) | tracks said still: right | said moving: right")
         for run in payload["places"]["scenes"]:
             print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
                   f"{_share(run['place_agrees'])} | {_share(run['distance_agrees'])} | "
                   f"{_share(run['direction_agrees'])} ({run['directions_judged']}) | "
-                  f"{_share(run['relation_agrees'])} ({run['pairs']})")
+                  f"{_share(run['relation_agrees'])} ({run['pairs']}) | {_states(run)}")
         for half, f in payload["places"]["halves"].items():
             print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
                   f"distance {_share(f['distance_agrees'])}, "
                   f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}, "
-                  f"relations {_share(f['relation_agrees'])} of {f['pairs']} pairs")
+                  f"relations {_share(f['relation_agrees'])} of {f['pairs']} pairs, "
+                  f"tracks {_states(f)}")
+
+
+def _states(f: dict) -> str:
+    """'still 46 of 50 (92 %), moving 106 of 125 (85 %)': tracks said to keep still or to move,
+    and how many of them truly did."""
+    return ", ".join(f"{state} {f[state + '_right']} of {f[state + '_said']} "
+                     f"({_share(f[state + '_precision'])})" for state in ("still", "moving"))
 
 
 def _print_colour_figures(colours: dict) -> None:

@@ -21,8 +21,10 @@ without the pixels' shares (`choice_figures`).
 Positions and directions: on every sampled frame of each MOT scene the tracker's boxes are
 matched to the true ones (IoU >= 0.5); each match is a track-time whose third of the picture
 (`places.third`), distance from the camera (`places.distance`) and direction over the second
-around it (`describe.motion`) are compared with the true box's; and each pair of matches on one frame, whose relations (`places.relations`:
-left of, in front of, next to ...) are compared with their true boxes'.
+around it (`describe.motion`) are compared with the true box's; each pair of matches on one
+frame, whose relations (`places.relations`: left of, in front of, next to ...) are compared with
+their true boxes'; and each track, whether it moved over its life or stayed in place
+(`describe.moves`), against its true person's boxes on those frames.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import csv
 import json
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -343,9 +345,9 @@ def places_bench(sequences: list, models, settings, progress=lambda line: None) 
                                        for h in ("tune", "report")}}
 
 
-def _matched(sequence, models, settings) -> list[tuple[int, float, tuple, tuple, tuple]]:
-    """(truth id, t, true box, tracked box, frame size) of every tracked box on a sampled
-    frame that overlaps a true one (IoU >= 0.5)."""
+def _matched(sequence, models, settings) -> list[tuple[int, float, tuple, tuple, tuple, int]]:
+    """(truth id, t, true box, tracked box, frame size, track id) of every tracked box on a
+    sampled frame that overlaps a true one (IoU >= 0.5)."""
     from backend.evaluation import tracking
     from backend.ingest import decode
 
@@ -358,8 +360,8 @@ def _matched(sequence, models, settings) -> list[tuple[int, float, tuple, tuple,
         seen = [(d.track_id, d.box) for d in models.tracker.track(frame) if d.category == "person"]
         here = truth.get(round(index / meta.fps * sequence.fps), [])
         distances = tracking._distances(here, seen)
-        for (gt_id, gt_box), (_, box) in tracking._best_matches(here, seen, distances):
-            pairs.append((gt_id, t, gt_box, box, (meta.width, meta.height)))
+        for (gt_id, gt_box), (track, box) in tracking._best_matches(here, seen, distances):
+            pairs.append((gt_id, t, gt_box, box, (meta.width, meta.height), track))
     return pairs
 
 
@@ -379,10 +381,10 @@ def agreement(pairs: list) -> dict:
     from backend.places import distance
 
     by_id = defaultdict(list)
-    for gt_id, t, gt_box, box, size in pairs:
+    for gt_id, t, gt_box, box, size, _ in pairs:
         by_id[gt_id].append((t, gt_box, box, size))
     places = distances = directions = judged = 0
-    for gt_id, t, gt_box, box, size in pairs:
+    for gt_id, t, gt_box, box, size, _ in pairs:
         seen, true = _point(t, box, size), _point(t, gt_box, size)
         places += where(seen) == where(true)
         distances += distance(seen.h, seen.w) == distance(true.h, true.w)
@@ -392,13 +394,46 @@ def agreement(pairs: list) -> dict:
             directions += (motion([_point(s, b, z) for s, _, b, z in near]) ==
                            motion([_point(s, g, z) for s, g, _, z in near]))
     paired, related = _relations_agree(pairs)
-    return {"matched": len(pairs), "place_right": places, "distance_right": distances,
+    return {**_states_agree(pairs),
+            "matched": len(pairs), "place_right": places, "distance_right": distances,
             "directions_judged": judged, "direction_right": directions, "pairs": paired,
             "relation_right": related,
             "place_agrees": round(places / len(pairs), 3) if pairs else None,
             "distance_agrees": round(distances / len(pairs), 3) if pairs else None,
             "direction_agrees": round(directions / judged, 3) if judged else None,
             "relation_agrees": round(related / paired, 3) if paired else None}
+
+
+def _states_agree(pairs: list) -> dict:
+    """Whether each track moved over its life or stayed in place (`describe.moves`, what "are
+    the cars parked" is answered from), from its tracked boxes against the boxes of the true
+    person it matched most, on those frames: how many tracks were said to keep still or to
+    move, and how many of those the truth agrees with."""
+    from backend.ingest.describe import motion, moves
+
+    by_track = defaultdict(list)
+    for gt_id, t, gt_box, box, size, track in pairs:
+        by_track[track].append((gt_id, t, gt_box, box, size))
+    said = {"still": 0, "moving": 0}
+    right = {"still": 0, "moving": 0}
+    for seen in by_track.values():
+        person = Counter(p[0] for p in seen).most_common(1)[0][0]
+        mine = [p for p in seen if p[0] == person]
+        tracked = moves(motion([_point(t, b, z) for _, t, _, b, z in mine]))
+        true = moves(motion([_point(t, g, z) for _, t, g, _, z in mine]))
+        if tracked is None or true is None:
+            continue
+        state = "moving" if tracked else "still"
+        said[state] += 1
+        right[state] += tracked == true
+    return {"still_said": said["still"], "still_right": right["still"],
+            "moving_said": said["moving"], "moving_right": right["moving"],
+            **_state_shares(said, right)}
+
+
+def _state_shares(said: dict, right: dict) -> dict:
+    return {f"{state}_precision": round(right[state] / said[state], 3) if said[state] else None
+            for state in said}
 
 
 def _relations_agree(pairs: list) -> tuple[int, int]:
@@ -408,7 +443,7 @@ def _relations_agree(pairs: list) -> tuple[int, int]:
     from backend.places import relations
 
     by_time = defaultdict(list)
-    for _, t, gt_box, box, _ in pairs:
+    for _, t, gt_box, box, _, _ in pairs:
         by_time[t].append((gt_box, box))
     paired = related = 0
     for seen in by_time.values():
@@ -427,7 +462,11 @@ def _pooled(runs: list[dict]) -> dict:
     distances = sum(r["distance_right"] for r in runs)
     directions = sum(r["direction_right"] for r in runs)
     related = sum(r["relation_right"] for r in runs)
-    return {"matched": matched, "directions_judged": judged, "pairs": paired,
+    said = {state: sum(r[f"{state}_said"] for r in runs) for state in ("still", "moving")}
+    right = {state: sum(r[f"{state}_right"] for r in runs) for state in ("still", "moving")}
+    return {**{f"{state}_said": n for state, n in said.items()},
+            **{f"{state}_right": n for state, n in right.items()}, **_state_shares(said, right),
+            "matched": matched, "directions_judged": judged, "pairs": paired,
             "place_agrees": round(places / matched, 3) if matched else None,
             "distance_agrees": round(distances / matched, 3) if matched else None,
             "direction_agrees": round(directions / judged, 3) if judged else None,

@@ -175,6 +175,13 @@ def directions(action: str) -> list[str]:
     return [direction_words(phrase) for phrase in moving.split(" and ")]
 
 
+def moves(action: str) -> bool | None:
+    """Whether an instance's track moved over its life (`motion`, the start of its action):
+    None where it was seen too briefly to tell."""
+    moving = (action or "seen briefly").split(", ")[0]
+    return None if moving == "seen briefly" else moving != "stays in place"
+
+
 def body(points: list[TrackPoint]) -> str:
     """Posture, facing and raised arms over the poses read, in time order, e.g. 'standing then
     sitting, back to the camera then facing the camera'; '' when no pose was read."""
