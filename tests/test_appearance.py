@@ -282,6 +282,8 @@ def test_whether_people_move_or_keep_still_is_said_by_code_from_their_tracks(tud
     still = routing.first_step("How many people are standing still?", tud).observation
     assert still.support == "computed" and still.value in ("1", "2"), still.text
     assert still.typed["said"].startswith(f"{still.value} of ")
+    moving = routing.first_step("How many people are moving?", tud).observation
+    assert moving.support == "computed" and 6 <= int(moving.value) <= 8, moving.text
     # Yes or no, of anyone, of most, or of person 1, on the first line.
     for asked, said in [("Is anyone standing still?", "Yes: "), ("Are the people standing "
                         "still?", "No: "), ("Is anybody moving?", "Yes: ")]:

@@ -66,9 +66,9 @@ def movement(tables: VideoTables, target: Target, span: Span | None, words: str,
         # The count is code's sentence: left to read it, the planner had gone on to another
         # tool and answered that it cannot tell.
         text, typed["said"] = f"{said}\n{text}", said
-    elif HOW_MANY.search(question) and asked == "still":
-        value = str(len(states["still"]))
-        said = _some_of(states["still"], len(rows), target.label, _STATE_SAID["still"])
+    elif HOW_MANY.search(question) and asked:
+        value = str(len(states[asked]))
+        said = _some_of(states[asked], len(rows), target.label, _STATE_SAID[asked])
         text, typed["said"] = f"{said}\n{text}", said
     elif YES_NO.search(question) and asked and \
             (yes := _whether(states, asked, question, one=len(rows) == 1)) is not None:

@@ -75,6 +75,9 @@ _KINDS = re.compile(r"\b(?:what|which) (?:kinds?|types?|sorts?) of\b|\bwhich of 
 _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(?:does|do|did) "
                        r"(?:a|an|any) [\w ]+? (?:appear|show up|pass|come)|"
                        r"^\s*(?:can|could|do|did) (?:you|we|i) see (?:a|an|any|some)\b", re.I)
+# Moving as such, not a way of moving that can be an action or a passing ("how many people walk
+# in", "how many are running"): the tracks that moved.
+_MOVE = re.compile(r"\b(?:mov(?:e|es|ing)|in motion)\b", re.I)
 # Whether the camera moves, with the camera as what is asked about ("is the camera still?", not
 # "is the man walking towards the camera still?"): the scenes' camera motion.
 _CAMERA = re.compile(r"^\s*(?:is|was|does|did|has)\s+the\s+camera\s+(?:\w+\s+)?(?:mov\w*|still|"
@@ -223,8 +226,10 @@ def _count(question: str, duration: float | None, plain: bool) -> tuple[str, str
     choice)."""
     if not (video_tables.HOW_MANY.search(question) and _named_kind(question)):
         return None
-    if meaning.direction(question) or meaning.motion(question) == "still":
-        # "how many people walk to the right", "how many cars are parked": the tracks going it
+    if meaning.direction(question) or meaning.motion(question) == "still" or \
+            _MOVE.search(question):
+        # "how many people walk to the right", "how many cars are parked", "how many are
+        # moving": the tracks going it, staying or moving
         return "movement", "Count"
     if MOST.search(question):
         return "most_at_once", "Count"
