@@ -73,7 +73,7 @@ def print_appearance_bench(payload: dict) -> None:
 
 
 def _states(f: dict) -> str:
-    """'still 46 of 50 (92 %), moving 106 of 125 (85 %)': tracks said to keep still or to move,
+    """'still 18 of 18 (100%), moving 41 of 42 (98%)': tracks said to keep still or to move,
     and how many of them truly did."""
     return ", ".join(f"{state} {f[state + '_right']} of {f[state + '_said']} "
                      f"({_share(f[state + '_precision'])})" for state in ("still", "moving"))
