@@ -191,8 +191,8 @@ def test_whether_the_camera_moves_is_read_from_the_scenes_and_said_first(joined)
     assert choice.options == ["moving", "still"]
     decision = option_match.decide(choice.routed.observation.typed, choice.options)
     assert decision.chosen == 1 and "camera's seconds" in decision.explanation
-    # The camera named as where someone walks is not the camera's motion.
-    assert routing.route("Is the man walking towards the camera still?",
+    # The camera named as where someone is, is not the camera's motion.
+    assert routing.route("Is the girl beside the camera still?",
                          tables.duration) != ("scene", "How")
 
 

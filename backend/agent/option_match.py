@@ -361,19 +361,23 @@ def _by_places(places: dict[str, int], options: list[str], what: str,
 
 def _by_ways(ways: dict[str, int], options: list[str]) -> Decision:
     """Score: the share of the tracks going the way the option names; a majority states it."""
-    total = sum(ways.values()) or 1
-    scores = {i: round(ways.get(meaning.direction(o), 0) / total, 2) for i, o in enumerate(options)}
     shown = ", ".join(f"{w} ({n})" for w, n in ways.items())
-    return _decision(scores, options, f"the ways the tracks go ({shown})", exact=0.5)
+    return _by_majority(ways, options, meaning.direction, f"the ways the tracks go ({shown})")
 
 
 def _by_motions(motions: dict[str, float], options: list[str], of: str) -> Decision:
     """Options that say a thing moves or keeps still, scored by the share of what was measured
     (tracks over their life, the camera's seconds) in each state."""
-    total = sum(motions.values()) or 1
-    scores = {i: round(motions.get(meaning.motion(o), 0) / total, 2) for i, o in enumerate(options)}
-    return _decision(scores, options, f"{of} in motion ({motions.get('moving', 0)}) and kept "
-                     f"still ({motions.get('still', 0)})", exact=0.5)
+    return _by_majority(motions, options, meaning.motion, f"{of} in motion "
+                        f"({motions.get('moving', 0)}) and kept still ({motions.get('still', 0)})")
+
+
+def _by_majority(counts: dict[str, float], options: list[str], read, what: str) -> Decision:
+    """Each option scored by the share of `counts` under the key `read` finds in it; a
+    majority states it."""
+    total = sum(counts.values()) or 1
+    scores = {i: round(counts.get(read(o), 0) / total, 2) for i, o in enumerate(options)}
+    return _decision(scores, options, what, exact=0.5)
 
 
 def _by_relations(held: dict[str, int], frames: int, options: list[str]) -> Decision:

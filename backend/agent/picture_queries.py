@@ -121,15 +121,18 @@ def _counted(states: dict[str, list[int]]) -> dict[str, int]:
 
 
 def _said(states: dict[str, list[int]], state: str) -> str:
-    ids = states[state]
-    return f"{len(ids)} {_STATE_SAID[state][len(ids) != 1]}" + \
-        (f" ({id_list(ids[:8])})" if ids else "")
+    """'3 stay in place (#1, #45, #57)'."""
+    return _counted_ids(states[state], _STATE_SAID[state])
 
 
 def _some_of(ids: list[int], total: int, label: str, verbs: tuple[str, str]) -> str:
-    """'3 of 52 cars stay in place (#1, #45, #57).', with the verb (one, many) that fits."""
-    return f"{len(ids)} of {plural(total, label)} {verbs[len(ids) != 1]}" + \
-        (f" ({id_list(ids[:8])})" if ids else "") + "."
+    """'3 of 52 cars stay in place (#1, #45, #57).'."""
+    return _counted_ids(ids, verbs, f" of {plural(total, label)}") + "."
+
+
+def _counted_ids(ids: list[int], verbs: tuple[str, str], of: str = "") -> str:
+    """How many, with the verb (one, many) that fits and the first ids."""
+    return f"{len(ids)}{of} {verbs[len(ids) != 1]}" + (f" ({id_list(ids[:8])})" if ids else "")
 
 
 def _whether(states: dict[str, list[int]], asked: str, question: str, one: bool) -> bool | None:

@@ -79,7 +79,7 @@ _PRESENCE = re.compile(r"^\s*(?:is|are|was|were) there (?:a|an|any|some)\b|^\s*(
 # in", "how many are running"): the tracks that moved.
 _MOVE = re.compile(r"\b(?:mov(?:e|es|ing)|in motion)\b", re.I)
 # Whether the camera moves, with the camera as what is asked about ("is the camera still?", not
-# "is the man walking towards the camera still?"): the scenes' camera motion.
+# "is the girl beside the camera still?"): the scenes' camera motion.
 _CAMERA = re.compile(r"^\s*(?:is|was|does|did|has)\s+the\s+camera\s+(?:\w+\s+)?(?:mov\w*|still|"
                      r"static|steady|fixed|stationary|pan\w*|tilt\w*|zoom\w*|shak\w*)\b", re.I)
 # "Is the hall empty at 12 s": a count at that time, of whoever is in it (`video_tables.OCCUPANTS`).

@@ -17,6 +17,8 @@ _VALUE_WORDS = {"colour": set(_COLOUR_WORDS.split("|")), "brightness": {"dark", 
 _SAME_AS = {"bright": {"light"}}
 _STILL_WORDS = re.compile(r"\b(?:static|still|fixed|steady|stationary|calm|quiet)\b")
 _MOVE_WORDS = re.compile(r"\b(?:mov(?:e|es|ed|ing)|pan\w*|tilt\w*|zoom\w*|turn\w*|shak\w*)\b")
+# Values of the camera and motion columns that say nothing moved, or that it cannot be told.
+_NO_MOTION = ("static", "still", "unknown")
 _CAMERA_WORDS = {"static": "static camera",
                  "unknown": "camera motion unknown (too little texture to tell)"}
 # Sides of the picture a question can ask about, each with the words that name it; the first
@@ -49,7 +51,7 @@ def scene(tables: VideoTables, span: Span | None, question: str, words: str) -> 
     result = facts.pop(aspect or "all")
     if aspect == "camera" and result.rows and "seconds" in result.rows[0]:
         # "Is the camera moving or still?": its seconds in each, for options to be scored by.
-        moved = sum(r["seconds"] for r in result.rows if r["label"] not in ("static", "unknown"))
+        moved = sum(r["seconds"] for r in result.rows if r["label"] not in _NO_MOTION)
         kept = sum(r["seconds"] for r in result.rows if r["label"] == "static")
         result.typed = {**(result.typed or {}), "motions": {"moving": round(moved, 1),
                                                             "still": round(kept, 1)},
@@ -163,7 +165,7 @@ def _scene_yes_no(result: Result, aspect: str, question: str) -> None:
     elif aspect in ("camera", "motion"):
         # Over an interval, the camera moves if it moves in any part of it.
         seen = {r["label"] for r in result.rows or [] if "label" in r} or {value}
-        holds = any(v not in ("static", "still", "unknown") for v in seen)
+        holds = any(v not in _NO_MOTION for v in seen)
         if _STILL_WORDS.search(said) and not _MOVE_WORDS.search(said):
             holds = not holds  # "is the camera static?"
     else:  # colour, brightness: the question names the value it expects

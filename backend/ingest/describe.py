@@ -168,17 +168,21 @@ def direction_words(phrase: str) -> str:
     return _STILL_WORDS.get(phrase) or (way if verb in ("moves", "comes", "goes") and way else phrase)
 
 
+def _motion_of(action: str) -> str:
+    """`motion`'s phrase at the start of an instance's action, without the posture and facing
+    that follow it after a comma (`body`)."""
+    return (action or "seen briefly").split(", ")[0]
+
+
 def directions(action: str) -> list[str]:
-    """The direction phrases of an instance's action in a question's words, without the
-    posture and facing that follow them after a comma (`motion`, then `body`)."""
-    moving = (action or "seen briefly").split(", ")[0]
-    return [direction_words(phrase) for phrase in moving.split(" and ")]
+    """The direction phrases of an instance's action in a question's words."""
+    return [direction_words(phrase) for phrase in _motion_of(action).split(" and ")]
 
 
 def moves(action: str) -> bool | None:
-    """Whether an instance's track moved over its life (`motion`, the start of its action):
-    None where it was seen too briefly to tell."""
-    moving = (action or "seen briefly").split(", ")[0]
+    """Whether an instance's track moved over its life: None where it was seen too briefly to
+    tell."""
+    moving = _motion_of(action)
     return None if moving == "seen briefly" else moving != "stays in place"
 
 
