@@ -58,18 +58,20 @@ def print_appearance_bench(payload: dict) -> None:
                       f"{c['open']} | {_share(c['expected'])}")
     if "places" in payload:
         print("\nscene | half | track-times | place agrees | distance agrees | direction agrees "
-              "(judged) | relations agree (pairs) | tracks said still: right | said moving: right")
+              "(judged) | relations agree (pairs) | tracks said still: right | said moving: right "
+              "| intervals read walking: right | standing: right | moving people read walking")
         for run in payload["places"]["scenes"]:
             print(f"  {run['sequence']} | {run['half']} | {run['matched']} | "
                   f"{_share(run['place_agrees'])} | {_share(run['distance_agrees'])} | "
                   f"{_share(run['direction_agrees'])} ({run['directions_judged']}) | "
-                  f"{_share(run['relation_agrees'])} ({run['pairs']}) | {_states(run)}")
+                  f"{_share(run['relation_agrees'])} ({run['pairs']}) | {_states(run)} | "
+                  f"{_doings(run)}")
         for half, f in payload["places"]["halves"].items():
             print(f"  {half} half: place {_share(f['place_agrees'])} of {f['matched']}, "
                   f"distance {_share(f['distance_agrees'])}, "
                   f"direction {_share(f['direction_agrees'])} of {f['directions_judged']}, "
                   f"relations {_share(f['relation_agrees'])} of {f['pairs']} pairs, "
-                  f"tracks {_states(f)}")
+                  f"tracks {_states(f)}, {_doings(f)}")
 
 
 def _states(f: dict) -> str:
@@ -77,6 +79,13 @@ def _states(f: dict) -> str:
     and how many of them truly did."""
     return ", ".join(f"{state} {f[state + '_right']} of {f[state + '_said']} "
                      f"({_share(f[state + '_precision'])})" for state in ("still", "moving"))
+
+
+def _doings(f: dict) -> str:
+    """'walking 40 of 42, standing 12 of 13, movers read walking 20 of 24'."""
+    return (f"walking {f['walking_right']} of {f['walking_said']}, standing "
+            f"{f['standing_right']} of {f['standing_said']}, movers read walking "
+            f"{f['movers_walking']} of {f['movers']}")
 
 
 def _print_colour_figures(colours: dict) -> None:

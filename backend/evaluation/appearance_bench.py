@@ -23,8 +23,10 @@ matched to the true ones (IoU >= 0.5); each match is a track-time whose third of
 (`places.third`), distance from the camera (`places.distance`) and direction over the second
 around it (`describe.motion`) are compared with the true box's; each pair of matches on one
 frame, whose relations (`places.relations`: left of, in front of, next to ...) are compared with
-their true boxes'; and each track, whether it moved over its life or stayed in place
-(`describe.moves`), against its true person's boxes on those frames.
+their true boxes'; each track, whether it moved over its life or stayed in place
+(`describe.moves`), against its true person's boxes on those frames; and the action rules run
+on the tracked people, each walking or standing interval against how far its true person went
+(`doings_agree`).
 """
 
 from __future__ import annotations
@@ -337,32 +339,36 @@ def places_bench(sequences: list, models, settings, progress=lambda line: None) 
     half = scenes.halves(sequences)
     runs = []
     for sequence in sequences:
-        pairs = _matched(sequence, models, settings)
+        pairs, frames = _matched(sequence, models, settings)
         runs.append({"sequence": sequence.name, "half": half[sequence.name],
-                     **agreement(pairs)})
+                     **agreement(pairs), **doings_agree(pairs, frames)})
         progress(f"{sequence.name}: {runs[-1]}")
     return {"scenes": runs, "halves": {h: _pooled([r for r in runs if r["half"] == h])
                                        for h in ("tune", "report")}}
 
 
-def _matched(sequence, models, settings) -> list[tuple[int, float, tuple, tuple, tuple, int]]:
+def _matched(sequence, models, settings) -> tuple[list[tuple[int, float, tuple, tuple, tuple, int]],
+                                                 list]:
     """(truth id, t, true box, tracked box, frame size, track id) of every tracked box on a
-    sampled frame that overlaps a true one (IoU >= 0.5)."""
+    sampled frame that overlaps a true one (IoU >= 0.5); and the tracked people frame by frame
+    (index, t, detections), for the action rules."""
     from backend.evaluation import tracking
     from backend.ingest import decode
 
     truth = tracking.read_ground_truth(sequence)
     meta = decode.probe(sequence.video)
     models.tracker.reset()
-    pairs = []
+    pairs, frames = [], []
     for index, t, frame in decode.iter_frames(sequence.video, meta,
                                               decode.sample_indices(meta, settings.track_fps)):
-        seen = [(d.track_id, d.box) for d in models.tracker.track(frame) if d.category == "person"]
+        people = [d for d in models.tracker.track(frame) if d.category == "person"]
+        frames.append((index, t, people))
+        seen = [(d.track_id, d.box) for d in people]
         here = truth.get(round(index / meta.fps * sequence.fps), [])
         distances = tracking._distances(here, seen)
         for (gt_id, gt_box), (track, box) in tracking._best_matches(here, seen, distances):
             pairs.append((gt_id, t, gt_box, box, (meta.width, meta.height), track))
-    return pairs
+    return pairs, frames
 
 
 def _point(t: float, box, size):
@@ -431,6 +437,69 @@ def _states_agree(pairs: list) -> dict:
             **_state_shares(said, right)}
 
 
+def doings_agree(pairs: list, frames: list) -> dict:
+    """The action rules (`actions.perceive`) on the tracker's people, against MOT truth: each
+    walking or standing interval of a track against how far its true person's foot point went
+    over it (a walk is right where it went WALKED body heights a second or more, a stand where
+    it went less than the rules' walking speed); and of the tracks whose true person moved over
+    the frames matched (`describe.moves`), how many were read walking or running. The camera's
+    motion is left in both, so a moving camera's scenes are judged as the picture shows them."""
+    from backend.ingest import actions
+    from backend.ingest.action_body_rules import WALK
+    from backend.ingest.describe import motion, moves
+
+    if not pairs:
+        return _doings(Counter(), Counter(), 0, 0)
+    size = pairs[0][4]
+    by_track = defaultdict(list)
+    for gt_id, t, gt_box, _, _, track in pairs:
+        by_track[track].append((t, gt_id, gt_box))
+    acted = defaultdict(set)
+    said, right = Counter(), Counter()
+    for act in actions.perceive(frames, size):
+        if act.action not in ("walking", "running", "standing"):
+            continue
+        acted[act.instance_id].add(act.action)
+        inside = [m for m in by_track.get(act.instance_id, ())
+                  if act.t_start - 1e-6 <= m[0] <= act.t_end + 1e-6]
+        if not inside:
+            continue
+        person = Counter(m[1] for m in inside).most_common(1)[0][0]
+        mine = [(t, box) for t, gt_id, box in inside if gt_id == person]
+        if len(mine) < 2 or mine[-1][0] - mine[0][0] < 0.5:
+            continue
+        speed = _foot_speed(mine)
+        state = "standing" if act.action == "standing" else "walking"
+        said[state] += 1
+        right[state] += speed >= WALKED if state == "walking" else speed < WALK
+    movers = walkers = 0
+    for track, matched in by_track.items():
+        person = Counter(m[1] for m in matched).most_common(1)[0][0]
+        if moves(motion([_point(t, box, size) for t, gt_id, box in matched if gt_id == person])):
+            movers += 1
+            walkers += bool(acted[track] & {"walking", "running"})
+    return _doings(said, right, movers, walkers)
+
+
+# A true person who went this far (body heights a second) over an interval read walking was on
+# the move: slow walkers in a crowd seen from above go 0.15-0.3.
+WALKED = 0.1
+
+
+def _foot_speed(seen: list[tuple[float, tuple]]) -> float:
+    """How fast a box's foot point went from its first to its last sighting, body heights a
+    second."""
+    (t0, a), (t1, b) = seen[0], seen[-1]
+    moved = np.hypot((b[0] + b[2] - a[0] - a[2]) / 2, b[3] - a[3])
+    return float(moved / (t1 - t0) / np.median([box[3] - box[1] for _, box in seen]))
+
+
+def _doings(said: Counter, right: Counter, movers: int, walkers: int) -> dict:
+    return {"walking_said": said["walking"], "walking_right": right["walking"],
+            "standing_said": said["standing"], "standing_right": right["standing"],
+            "movers": movers, "movers_walking": walkers}
+
+
 def _state_shares(said: dict, right: dict) -> dict:
     return {f"{state}_precision": round(right[state] / said[state], 3) if said[state] else None
             for state in said}
@@ -464,7 +533,8 @@ def _pooled(runs: list[dict]) -> dict:
     related = sum(r["relation_right"] for r in runs)
     said = {state: sum(r[f"{state}_said"] for r in runs) for state in ("still", "moving")}
     right = {state: sum(r[f"{state}_right"] for r in runs) for state in ("still", "moving")}
-    return {**{f"{state}_said": n for state, n in said.items()},
+    doings = {key: sum(r[key] for r in runs) for key in _doings(Counter(), Counter(), 0, 0)}
+    return {**doings, **{f"{state}_said": n for state, n in said.items()},
             **{f"{state}_right": n for state, n in right.items()}, **_state_shares(said, right),
             "matched": matched, "directions_judged": judged, "pairs": paired,
             "place_agrees": round(places / matched, 3) if matched else None,

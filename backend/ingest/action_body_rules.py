@@ -15,6 +15,11 @@ from models import pose as kp_index
 # Foot point speed, body heights a second: a walk at 1.4 m/s is about 0.8; people change from
 # walking to running at about 2 m/s (the preferred transition speed), about 1.15.
 WALK, RUN = 0.25, 1.15
+# A person on their feet makes a box about twice as high as wide or more: the boxes the pose
+# model reads standing average 2.6-3.2 on the MOT scenes; the one-by-one clip's unread ones (at
+# a table, or cut off by the frame) 1.5.
+TALL = 1.8
+EDGE = 0.01                 # of the picture's width or height: a box this near it is cut by it
 JUMP = 0.2                  # ankles and hips above their lowest nearby place, body heights
 FALL_SECONDS = 2.0
 TURN_SECONDS = 2.0
@@ -57,15 +62,15 @@ def foot_speed(track: Track, k: int, pan) -> float | None:
 
 
 def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
-                 support, mark) -> None:
+                 support, mark, frame_height: int) -> None:
     """Marks what a person's body does on each of their sightings; then carrying, where a
     hold (marked before, by the object rules) falls on a frame they walk or run."""
     for k, s in enumerate(track):
         if s.interpolated:
             continue
         speed = speeds[(pid, s.t)]
-        upright = s.posture == "standing" or (s.posture is None and s.kp is not None
-                                               and s.joint(kp_index.L_ANKLE) is not None)
+        upright = s.posture == "standing" or (s.posture is None and
+                                               _upright_unread(s, frame_height))
         if s.t in riding:
             pass  # a rider's speed is the bicycle's
         elif speed is not None and upright and speed >= RUN:
@@ -74,6 +79,10 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             mark(pid, "walking", s.t, f"the feet move {speed:.1f} body heights a second")
         elif s.posture == "standing":
             mark(pid, "standing", s.t, "standing posture, feet still")
+        elif upright and speed is not None:
+            # On their feet by the box's shape, and still by their feet: in a video only, where
+            # the feet are followed (in a single picture a tall box may be anything upright).
+            mark(pid, "standing", s.t, "upright (no posture read), feet still")
         if s.posture in ("sitting", "lying", "bending") and s.t not in riding:
             mark(pid, s.posture, s.t, f"{s.posture} posture from the keypoints")
         if s.arm_raised:
@@ -107,6 +116,19 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
             for t in held.times:
                 if t in walked:
                     mark(pid, "carrying", t, f"holding #{other} while walking", other)
+
+
+def _upright_unread(s: Seen, frame_height: int) -> bool:
+    """Whether someone whose posture the keypoints do not give is on their feet: an ankle seen,
+    or a box at least TALL times as high as wide that the frame's top and bottom do not cut.
+    In a crowd seen from afar most people have no joints the pose model trusts (on the scenes
+    with MOT truth, 95 % of sightings), and their walks went unread; a seated or crouching body
+    makes a squatter box, and a cut one's height is not its body's (an arm reaching down into
+    the picture from its top edge makes a tall box too)."""
+    if s.kp is not None and s.joint(kp_index.L_ANKLE) is not None:
+        return True
+    cut = s.box[1] <= EDGE * frame_height or s.box[3] >= (1 - EDGE) * frame_height
+    return not cut and s.height >= TALL * (s.box[2] - s.box[0])
 
 
 def _at_face(s: Seen) -> bool:

@@ -37,7 +37,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from backend.ingest.action_body_rules import body_actions, foot_speed, picture_motion
+from backend.ingest.action_body_rules import EDGE, body_actions, foot_speed, picture_motion
 from backend.ingest.action_object_rules import with_object
 from backend.ingest.action_pair_rules import between_people
 from backend.ingest.action_sightings import Seen, Support, Thing, Track, sighting
@@ -82,7 +82,6 @@ LASTS = {"touching the face": 1.0, "dancing": 2.0, "walking": 1.0, "running": 1.
 # however short; a weight shift is no walk on every sighting of a track.
 CUT_SHORT = {"walking", "running"}
 CUT_SEEN = 3
-EDGE = 0.01                 # of the picture's width or height: a box this near it is cut by it
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def perceive(frames: list[Frame], size: tuple[int, int],
                     mark(pid, action, s.t, note, thing.instance_id)
                     if action == "riding":
                         riding_times.add(s.t)
-        body_actions(pid, track, speeds, pan, riding_times, support, mark)
+        body_actions(pid, track, speeds, pan, riding_times, support, mark, size[1])
     # The punches the body rules marked: fights and pushes read them, not a second reading.
     struck = {pid: set(support[(pid, "punching", None)].times) for pid in people}
     between_people(on_frame, things, speeds, struck, mark)
