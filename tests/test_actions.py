@@ -576,6 +576,10 @@ def test_how_many_people_do_an_action_is_counted_by_code(ingested, library_setti
     sitting = routing.first_step("How many people are sitting?", tables).observation
     assert sitting.value == "0" and sitting.typed["said"].startswith("0 of "), sitting.text
     assert routing.route("How many people walk in?", tables.duration)[0] != "activity"
+    # A body's action placed by another thing is a relation to it, which the actions do not
+    # hold; what is done with a thing counts by that thing.
+    assert routing.route("How many people are sitting on the bench?", 2.8)[0] == "relation"
+    assert routing.route("How many people hold a cup?", 2.8) == ("activity", "Count")
 
 
 def test_whether_one_of_whom_nothing_was_read_did_something_cannot_be_told(ingested,

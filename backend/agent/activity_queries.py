@@ -20,7 +20,7 @@ from backend.agent.timephrases import Span
 from backend.agent.video_tables import (HOW_MANY, YES_NO, Result, Target, VideoTables,
                                         id_list, plural, quoted)
 from backend.errors import QueryError
-from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE, POSTURES
+from backend.ingest.actions import ACTIONS, BETWEEN_PEOPLE, POSTURES, WITH_OBJECTS
 from models import lexicon
 from models.motion import CATEGORY as MOVING
 
@@ -174,7 +174,7 @@ def activity(tables: VideoTables, target: Target, span: Span | None, words: str,
                                              "person": target.instance, "done": actions_used}})
     asked = named_actions(question) if YES_NO.search(question) else set()
     if target.instance is None and HOW_MANY.search(question) and \
-            (counted := named_actions(question)):
+            (counted := counted_actions(question)):
         _how_many(result, tables, span, counted, question)
     elif target.instance is not None and not rows:
         _nothing_read(result, target, track[0], asked)
@@ -242,6 +242,17 @@ def _yes_or_no(result: Result, rows: list[dict], asked: set[str], target: Target
                        f"rules read people; they can miss it).\n{result.text}")
         result.value, result.conditions = "no", ""
     result.support = "computed"
+
+
+def counted_actions(question: str) -> set[str]:
+    """The actions a how-many question counts people by: those it names, where any other thing
+    it names is what they are done with ("how many people hold a cup"); none where a body's
+    action is placed by another thing ("how many people are sitting on the bench" is a relation
+    to the bench, which the actions do not hold)."""
+    asked = named_actions(question)
+    if any(k != "person" for k in kinds.named(question)) and not asked & set(WITH_OBJECTS):
+        return set()
+    return asked
 
 
 def _how_many(result: Result, tables: VideoTables, span: Span | None, asked: set[str],

@@ -232,7 +232,7 @@ def _count(question: str, duration: float | None, plain: bool) -> tuple[str, str
         # moving": the tracks going it, staying or moving
         return "movement", "Count"
     if _named_kind(question) == "person" and not _PASSING.search(question) and \
-            activity_queries.named_actions(question):
+            activity_queries.counted_actions(question):
         return "activity", "Count"  # "how many people are sitting", "how many people ride a bike"
     if MOST.search(question):
         return "most_at_once", "Count"
