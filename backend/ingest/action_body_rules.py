@@ -127,8 +127,12 @@ def _upright_unread(s: Seen, frame_height: int) -> bool:
     the picture from its top edge makes a tall box too)."""
     if s.kp is not None and s.joint(kp_index.L_ANKLE) is not None:
         return True
-    cut = s.box[1] <= EDGE * frame_height or s.box[3] >= (1 - EDGE) * frame_height
-    return not cut and s.height >= TALL * (s.box[2] - s.box[0])
+    return not cut_top_or_bottom(s.box, frame_height) and s.height >= TALL * (s.box[2] - s.box[0])
+
+
+def cut_top_or_bottom(box, frame_height: int) -> bool:
+    """Whether the picture's top or bottom edge cuts the box (it lies within EDGE of it)."""
+    return box[1] <= EDGE * frame_height or box[3] >= (1 - EDGE) * frame_height
 
 
 def _at_face(s: Seen) -> bool:

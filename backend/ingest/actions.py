@@ -37,7 +37,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from backend.ingest.action_body_rules import EDGE, body_actions, foot_speed, picture_motion
+from backend.ingest.action_body_rules import (EDGE, body_actions, cut_top_or_bottom, foot_speed,
+                                              picture_motion)
 from backend.ingest.action_object_rules import with_object
 from backend.ingest.action_pair_rules import between_people
 from backend.ingest.action_sightings import Seen, Support, Thing, Track, sighting
@@ -154,7 +155,7 @@ def _cut_off(track: Track, span: tuple[float, float], size: tuple[int, int]) -> 
 
     def at_edge(box) -> bool:
         return (box[0] <= EDGE * width or box[2] >= (1 - EDGE) * width
-                or box[1] <= EDGE * height or box[3] >= (1 - EDGE) * height)
+                or cut_top_or_bottom(box, height))
     return (first.t <= span[0] + 1e-6 or last.t >= span[1] - 1e-6
             or at_edge(first.box) or at_edge(last.box))
 
