@@ -279,7 +279,9 @@ class Settings:
         "people from body keypoints.")
     pose_interval: float = _setting("MEMORYREEL_POSE_INTERVAL", 1.0, float,
                                     "Seconds between frames the pose model reads, when the "
-                                    "detector gives no keypoints of its own.")
+                                    "detector gives no keypoints of its own (the crowd "
+                                    "detector); read at the detector's input size fitted to "
+                                    "the video where that is larger.")
     pose_weights: str = _setting(
         "MEMORYREEL_POSE_WEIGHTS", "", str,
         "Ultralytics pose weights path or name (e.g. yolo11s-pose.pt); empty = yolo11n-pose from "

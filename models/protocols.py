@@ -73,7 +73,9 @@ class PoseModel(Protocol):
 
     name: str
 
-    def read(self, frame_rgb: np.ndarray, boxes: list[Box]) -> list[Pose | None]: ...
+    def read(self, frame_rgb: np.ndarray, boxes: list[Box], imgsz: int | None = None
+             ) -> list[Pose | None]:
+        """One Pose per box, None where none was found; `imgsz` overrides the input size."""
 
 
 class SceneModel(Protocol):

@@ -139,9 +139,11 @@ class FakePose:
 
     def __init__(self):
         self.reads = 0
+        self.sizes: list[int | None] = []  # the input size asked for at each read
 
-    def read(self, frame, boxes) -> list[Pose]:
+    def read(self, frame, boxes, imgsz=None) -> list[Pose]:
         self.reads += 1
+        self.sizes.append(imgsz)
         return [Pose(posture="standing") for _ in boxes]
 
 

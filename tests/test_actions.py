@@ -426,6 +426,13 @@ def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     assert len(turns) == 1 and 0.6 <= turns[0].t_start <= 1.0
     flicker = [(k, k * 0.2, [toward if k != 4 else away]) for k in range(8)]
     assert not [a for a in actions.perceive(flicker, (640, 480)) if a.action == "turning round"]
+    # Walking on the same way, a change of facing is a misreading; coming back is a turn.
+    step = 0.06 * (person.box[3] - person.box[1])  # 0.3 body heights a second at 5 a second
+    on = [(k, k * 0.2, [_moved(toward if k < 4 else away, 0.0, step * k)]) for k in range(8)]
+    back = [(k, k * 0.2, [_moved(toward if k < 4 else away, 0.0, step * min(k, 7 - k))])
+            for k in range(8)]
+    assert [a.action for a in actions.perceive(on, (640, 480))].count("turning round") == 0
+    assert [a.action for a in actions.perceive(back, (640, 480))].count("turning round") == 1
 
 
 def test_what_people_do_is_answered_by_code_from_their_actions(ingested, library_settings):
