@@ -4,6 +4,9 @@ it; throwing follows a ball over frames: the between-people rules read it with p
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+
 import numpy as np
 
 from backend.ingest.action_sightings import Seen, Thing, dist, feet_y, grown_box, inside, reach
@@ -20,6 +23,8 @@ DRINKS = {"bottle", "cup", "wine glass"}
 FOOD = {"banana", "apple", "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza",
         "donut", "cake", "fork", "spoon"}
 SWUNG = {"baseball bat", "tennis racket"}
+PARKED = 0.1                # a ridden kind whose box moves less than this (its own heights a
+PARKED_SECONDS = 2.0        # second) over about these seconds stands still: nobody rides it
 HOLD_REACH = 0.15           # a wrist this far outside an object's box (torso lengths) holds it
 FACE_REACH = 0.8            # an object this near the nose (torso lengths) is at the face
 
@@ -66,8 +71,39 @@ def _riding(s: Seen, vehicle: Thing) -> str:
         return f"feet on the skateboard #{vehicle.instance_id}" if ok else ""
     if centre[1] > (y1 + y2) / 2 + 0.1 * (y2 - y1):  # hips below the middle: beside or behind
         return ""
+    # Seen from above, someone walking far behind a vehicle has their hips above it in the
+    # picture too (on MOT16-04, people metres beyond a row of parked motorcycles 'rode'
+    # them): a rider's legs reach down into its box.
+    if feet_y(s) < y1:
+        return ""
     feet_up = feet_y(s) <= y2 - 0.12 * (y2 - y1)
     if s.posture == "sitting" or feet_up:
         return f"hips over the {vehicle.category} #{vehicle.instance_id}, " + \
             ("seated" if s.posture == "sitting" else "feet off the ground")
     return ""
+
+
+def parked(things: dict[int, list[Thing]], times: dict[int, float], pan) -> set[tuple[int, int]]:
+    """(frame, instance) of each bicycle, motorbike, horse ... that stands still there: seen
+    over half of PARKED_SECONDS or more around the frame, its box's centre moved under PARKED
+    of its height a second, the camera's own motion (`pan`) taken out. Seen from above, people passing
+    a row of parked motorcycles and bicycles stand over them in the picture (on MOT16-04 they
+    'rode' them); a single picture, or a vehicle seen only a moment, is never parked."""
+    seen: dict[int, list[tuple[float, int, Thing]]] = defaultdict(list)
+    for frame, found in things.items():
+        for thing in found:
+            if thing.category in RIDDEN:
+                seen[thing.instance_id].append((times[frame], frame, thing))
+    still = set()
+    for instance, sightings in seen.items():
+        sightings.sort(key=lambda x: x[0])
+        ts = [x[0] for x in sightings]
+        for t, frame, thing in sightings:
+            (t0, _, a) = sightings[bisect_left(ts, t - PARKED_SECONDS / 2 - 1e-6)]
+            (t1, _, b) = sightings[bisect_right(ts, t + PARKED_SECONDS / 2 + 1e-6) - 1]
+            if t1 - t0 < PARKED_SECONDS / 2 - 1e-6:
+                continue
+            moved = (b.centre - a.centre) / (t1 - t0) - pan((t0 + t1) / 2)
+            if np.linalg.norm(moved) < PARKED * max(thing.box[3] - thing.box[1], 1.0):
+                still.add((frame, instance))
+    return still

@@ -37,9 +37,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from backend.ingest.action_body_rules import (EDGE, body_actions, cut_top_or_bottom, foot_speed,
-                                              picture_motion)
-from backend.ingest.action_object_rules import with_object
+from backend.ingest.action_body_rules import (EDGE, body_actions, climbs_readable,
+                                              cut_top_or_bottom, foot_speed, picture_motion)
+from backend.ingest.action_object_rules import parked, with_object
 from backend.ingest.action_pair_rules import between_people
 from backend.ingest.action_sightings import Seen, Support, Thing, Track, sighting
 from backend.ingest.tracks import Frame
@@ -128,6 +128,8 @@ def perceive(frames: list[Frame], size: tuple[int, int],
         s.note = s.note or note
 
     people = {pid: Track(sightings) for pid, sightings in people.items()}
+    still = parked(things, {index: t for index, t, _ in frames}, pan)
+    climbs = climbs_readable(people, size[1])
     speeds: dict[tuple[int, float], float | None] = {}
     for pid, track in people.items():
         speeds.update({(pid, s.t): foot_speed(track, k, pan) for k, s in enumerate(track)})
@@ -136,10 +138,12 @@ def perceive(frames: list[Frame], size: tuple[int, int],
         for s in track:
             for thing in things.get(s.frame, ()):
                 for action, note in with_object(s, thing):
+                    if action == "riding" and (s.frame, thing.instance_id) in still:
+                        continue
                     mark(pid, action, s.t, note, thing.instance_id)
                     if action == "riding":
                         riding_times.add(s.t)
-        body_actions(pid, track, speeds, pan, riding_times, support, mark, size[1])
+        body_actions(pid, track, speeds, pan, riding_times, support, mark, size[1], climbs)
     # The punches the body rules marked: fights and pushes read them, not a second reading.
     struck = {pid: set(support[(pid, "punching", None)].times) for pid in people}
     between_people(on_frame, things, speeds, struck, mark)
