@@ -86,8 +86,8 @@ def test_a_rider_rides_and_someone_seen_beyond_the_vehicle_does_not(models):
     models.tracker.reset()
     people = models.tracker.track(image)
     models.objects.reset()
-    bikes = [replace(d, track_id=d.track_id + objects.OBJECT_IDS) for d in models.objects.track(image)
-             if d.category == "motorcycle"]
+    bikes = [replace(d, track_id=d.track_id + objects.OBJECT_IDS)
+             for d in models.objects.track(image) if d.category == "motorcycle"]
     assert len(bikes) == 1, bikes
 
     def riders(things):

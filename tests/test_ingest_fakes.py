@@ -154,6 +154,9 @@ class _CrowdTracker(FakeTracker):
         self.probed.append(len(frames))
         return self.seen if len(self.probed) == 1 else self.later
 
+    def fit(self, frames, largest: int, smallest: int, later=None) -> int:
+        return 1280  # as ingest fits it to a crowd's small people
+
 
 @pytest.mark.parametrize("seen, later, used", [(16, 0, "fake-crowd-tracker"),
                                                (15, 0, "fake-tracker"),
@@ -167,7 +170,9 @@ def test_a_video_showing_a_crowd_is_tracked_by_the_crowd_detector(seen, later, u
     video_id = ingest(clip(SPEECH), settings, models=models).video_id
     names = json.loads(_rows(settings, video_id, "SELECT models FROM video")[0]["models"])
     assert names["tracker"] == used
-    # The crowd detector gives no postures: the pose model reads them, once a second.
+    # The crowd detector gives no postures: the pose model reads them, once a second, at the
+    # input size fitted to the crowd's people.
     assert (models.pose.reads > 0) == (used == "fake-crowd-tracker")
+    assert set(models.pose.sizes) == ({1280} if used == "fake-crowd-tracker" else set())
     # The opening's three frames, then four spread through the clip only when it showed none.
     assert crowd.probed == ([3] if seen > 15 else [3, 4])

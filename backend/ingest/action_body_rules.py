@@ -246,7 +246,7 @@ def _switched(track: Track, k: int, read, before: str, now: str, seconds: float)
 
 def _kept_going(track: Track, before: float, now: float) -> bool:
     """Whether the feet went on the same way (within a right angle, at half a walking pace or
-    more: seen from above, a walker towards the camera covers 0.2 body heights a second) in the
+    more: seen from above, a walker coming nearer covers 0.2 body heights a second) in the
     second up to `before` and the second from `now`: someone who turns round stops or comes
     back. On MOT16-04's crowd, read once a second, the three turns were two walkers whose
     facing the pose model misread for two readings (looking down, seen from above) and one box
@@ -341,7 +341,7 @@ def climbs_readable(tracks: dict[int, Track], frame_height: int) -> bool:
     """Whether someone walking away on the ground visibly shrinks as they rise in this picture,
     so that a rise without shrinking is a climb. The ground's perspective is fitted as box
     height against foot height over everyone seen, where five people or more are seen over a
-    fifth of the picture's height; with fewer (one person filmed) the rule stands as it is.
+    fifth of the picture's height; with fewer (a lone figure filmed) the rule stands as it is.
     Seen steeply from above (MOT16-04), a walker shrinks by 14 % of their height per body
     height they rise (TUD-Campus, at eye level: 146 %), and all twelve climbs read there were
     people walking away on a flat street."""

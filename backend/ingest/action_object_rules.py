@@ -86,9 +86,10 @@ def _riding(s: Seen, vehicle: Thing) -> str:
 def parked(things: dict[int, list[Thing]], times: dict[int, float], pan) -> set[tuple[int, int]]:
     """(frame, instance) of each bicycle, motorbike, horse ... that stands still there: seen
     over half of PARKED_SECONDS or more around the frame, its box's centre moved under PARKED
-    of its height a second, the camera's own motion (`pan`) taken out. Seen from above, people passing
-    a row of parked motorcycles and bicycles stand over them in the picture (on MOT16-04 they
-    'rode' them); a single picture, or a vehicle seen only a moment, is never parked."""
+    of its height a second, the camera's own motion (`pan`) taken out. Seen from above,
+    people passing a row of parked motorcycles and bicycles stand over them in the picture
+    (on MOT16-04 they 'rode' them); a single picture, or a vehicle seen only a moment, is
+    never parked."""
     seen: dict[int, list[tuple[float, int, Thing]]] = defaultdict(list)
     for frame, found in things.items():
         for thing in found:
