@@ -15,7 +15,7 @@ from backend.factory import ModelSet
 from backend.ingest import actions, objects
 from tests.conftest import SHARED, settings_for
 from models import pose as kp
-from models.types import Detection, Pose
+from models.types import Detection, FrameLook, Pose
 
 COCO = SHARED / "images" / "objects-truth" / "coco_val2017_first128" / "images"
 
@@ -450,6 +450,47 @@ def _moved(d: Detection, dx: float, dy: float = 0.0) -> Detection:
     return replace(d, box=(x1 + dx, y1 + dy, x2 + dx, y2 + dy), pose=replace(d.pose, keypoints=pts))
 
 
+def test_the_cameras_own_motion_is_no_walk_and_no_climb(models):
+    """Someone standing still while the camera moves: a tilt carries them down the picture by
+    its share of the picture's height (not of its width), and a camera carried forward (or a
+    zoom) spreads them out from the picture's centre, growing; neither is a walk. While the
+    picture spreads, a rise is no climb: how far off someone is sets how fast the spread moves
+    them, and the picture's one motion does not tell it."""
+    person = _person("000000005586.jpg", models)
+    size, centre = (1920, 1080), np.array([960.0, 540.0])
+    person = _moved(person, 1500 - person.box[0], 700 - person.box[1])
+
+    def look(t: float, tilt: float = 0.0, zoom: float = 0.0) -> FrameLook:
+        return FrameLook(t, 0.0, tilt, zoom, None, 100.0, ())
+
+    def moves(frames, looks) -> set[str]:
+        return {a.action for a in actions.perceive(frames, size, looks)} & \
+            {"walking", "running", "standing", "climbing"}
+
+    # A tilt of 5 % of the height a second: 54 px/s, 0.6 of this person's heights a second.
+    tilted = [(k, k * 0.2, [_moved(person, 0.0, 54 * 0.2 * k)]) for k in range(10)]
+    assert moves(tilted, ()) == {"walking"}
+    assert moves(tilted, [look(k * 0.2, tilt=0.05) for k in range(10)]) == {"standing"}
+    spread = [(k, k * 0.2, [_scaled(person, float(np.exp(0.1 * 0.2 * k)), centre)])
+              for k in range(10)]
+    assert moves(spread, ()) == {"walking"}
+    assert moves(spread, [look(k * 0.2, zoom=0.1) for k in range(10)]) == {"standing"}
+    rise = 0.06 * (person.box[3] - person.box[1])  # 0.3 body heights a second
+    rising = [(k, k * 0.2, [_moved(person, 0.0, -rise * k)]) for k in range(15)]
+    assert "climbing" in moves(rising, [look(k * 0.2) for k in range(15)])
+    assert "climbing" not in moves(rising, [look(k * 0.2, zoom=0.1) for k in range(15)])
+
+
+def _scaled(d: Detection, scale: float, centre: np.ndarray) -> Detection:
+    """The same person's box and keypoints as a zoom by `scale` about `centre` shows them."""
+    pts = np.array(d.pose.keypoints, dtype=np.float32)
+    pts[:, :2] = centre + (pts[:, :2] - centre) * scale
+    (x1, y1), (x2, y2) = (centre + (np.array(corner) - centre) * scale
+                          for corner in (d.box[:2], d.box[2:]))
+    return replace(d, box=(float(x1), float(y1), float(x2), float(y2)),
+                   pose=replace(d.pose, keypoints=pts))
+
+
 def test_a_person_turning_from_the_camera_to_away_turns_round(models):
     person = _person("000000005586.jpg", models)
     toward = replace(person, pose=replace(person.pose, facing="camera"))
@@ -466,6 +507,10 @@ def test_a_person_turning_from_the_camera_to_away_turns_round(models):
             for k in range(8)]
     assert [a.action for a in actions.perceive(on, (640, 480))].count("turning round") == 0
     assert [a.action for a in actions.perceive(back, (640, 480))].count("turning round") == 1
+    # Read once a second, as a crowd's bodies are, the same flip says nothing: a box passing
+    # between two people who cross flips so too.
+    sparse = [(k, k * 1.0, [toward if k < 4 else away]) for k in range(8)]
+    assert not [a for a in actions.perceive(sparse, (640, 480)) if a.action == "turning round"]
 
 
 def test_what_people_do_is_answered_by_code_from_their_actions(ingested, library_settings):

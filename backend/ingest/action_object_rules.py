@@ -104,7 +104,8 @@ def parked(things: dict[int, list[Thing]], times: dict[int, float], pan) -> set[
             (t1, _, b) = sightings[bisect_right(ts, t + PARKED_SECONDS / 2 + 1e-6) - 1]
             if t1 - t0 < PARKED_SECONDS / 2 - 1e-6:
                 continue
-            moved = (b.centre - a.centre) / (t1 - t0) - pan((t0 + t1) / 2)
+            moved = (b.centre - a.centre) / (t1 - t0) - pan((t0 + t1) / 2,
+                                                            (a.centre + b.centre) / 2)
             if np.linalg.norm(moved) < PARKED * max(thing.box[3] - thing.box[1], 1.0):
                 still.add((frame, instance))
     return still

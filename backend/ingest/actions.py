@@ -37,8 +37,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from backend.ingest.action_body_rules import (EDGE, body_actions, climbs_readable,
-                                              cut_top_or_bottom, foot_speed, picture_motion)
+from backend.ingest.action_body_rules import (EDGE, PictureMotion, body_actions,
+                                              climbs_readable, cut_top_or_bottom, foot_speed)
 from backend.ingest.action_object_rules import parked, with_object
 from backend.ingest.action_pair_rules import between_people
 from backend.ingest.action_sightings import Seen, Support, Thing, Track, sighting
@@ -119,7 +119,7 @@ def perceive(frames: list[Frame], size: tuple[int, int],
                 on_frame[index][d.track_id] = seen
             elif d.category != MOVING and d.confidence > 0:
                 things[index].append(Thing(d.track_id, d.category, d.box))
-    pan = picture_motion(looks, size[0])
+    pan = PictureMotion(looks, size)
     support: dict[tuple[int, str, int | None], Support] = defaultdict(Support)
 
     def mark(pid: int, action: str, t: float, note: str, other: int | None = None) -> None:
@@ -135,7 +135,8 @@ def perceive(frames: list[Frame], size: tuple[int, int],
         speeds.update({(pid, s.t): foot_speed(track, k, pan) for k, s in enumerate(track)})
     for pid, track in people.items():
         riding_times = set()
-        for s in track:
+        # A filled-in box was not seen: it holds and rides nothing, as it walks nowhere.
+        for s in (s for s in track if not s.interpolated):
             for thing in things.get(s.frame, ()):
                 for action, note in with_object(s, thing):
                     if action == "riding" and (s.frame, thing.instance_id) in still:
