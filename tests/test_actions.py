@@ -398,6 +398,11 @@ def test_a_stride_is_a_walk_and_a_step_is_not(models):
     assert found(10, 0.6) == {"walking"}
     assert found(3, 0.6) == set()
     assert found(10, 1.5) == {"running"}
+    # A box that jumps a body height and a half between two sightings (to someone else, or a
+    # half-hidden body's bottom found again) covers a run's way at once: no run.
+    jumped = [(k, k * 0.2, [_moved(person, 1.5 * height if k >= 10 else 0.0)])
+              for k in range(20)]
+    assert "running" not in {a.action for a in actions.perceive(jumped, (640, 480))}
 
 
 def test_a_walk_the_clip_cuts_short_is_a_walk(models):

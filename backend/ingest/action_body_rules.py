@@ -16,6 +16,9 @@ from models import pose as kp_index
 # Foot point speed, body heights a second: a walk at 1.4 m/s is about 0.8; people change from
 # walking to running at about 2 m/s (the preferred transition speed), about 1.15.
 WALK, RUN = 0.25, 1.15
+STEADY = 0.4                # of the way the feet went in a second, the most one step between
+                            # sightings may carry in a run (sampled five times a second, a
+                            # steady run puts about a fifth in each)
 # A person on their feet makes a box about twice as high as wide or more: the boxes the pose
 # model reads standing average 2.6-3.2 on the MOT scenes; the one-by-one clip's unread ones (at
 # a table, or cut off by the frame) 1.5.
@@ -90,6 +93,18 @@ def foot_speed(track: Track, k: int, pan) -> float | None:
     return float(np.linalg.norm(moved)) / height
 
 
+def _steady(track: Track, k: int, pan: PictureMotion) -> bool:
+    """Whether the foot point went steadily over the second around frame k, no step between
+    sightings over STEADY of the way: a runner covers it stride by stride, while a box that
+    jumped (to another person, or a half-hidden body's bottom found again) covers it at once.
+    On cameras carried down a street, such jumps were 'runs' of 2 to 5 body heights a second."""
+    near = [n for n in window(track, k, 1.2) if not n.interpolated]
+    steps = [float(np.linalg.norm(np.subtract(b.foot, a.foot)
+                                  - pan((a.t + b.t) / 2, np.add(a.foot, b.foot) / 2) * (b.t - a.t)))
+             for a, b in zip(near, near[1:])]
+    return len(steps) < 3 or max(steps) <= STEADY * sum(steps)
+
+
 def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
                  support, mark, frame_height: int, climbs: bool) -> None:
     """Marks what a person's body does on each of their sightings; then carrying, where a
@@ -103,7 +118,7 @@ def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
                                                _upright_unread(s, frame_height))
         if s.t in riding:
             pass  # a rider's speed is the bicycle's
-        elif speed is not None and upright and speed >= RUN:
+        elif speed is not None and upright and speed >= RUN and _steady(track, k, pan):
             mark(pid, "running", s.t, f"the feet move {speed:.1f} body heights a second")
         elif speed is not None and upright and speed >= WALK:
             mark(pid, "walking", s.t, f"the feet move {speed:.1f} body heights a second")
