@@ -73,10 +73,10 @@ class PictureMotion:
         """The measurement nearest t, none beyond a second."""
         i = bisect_left(self._times, t)
         near = [self._known[j] for j in (i - 1, i) if 0 <= j < len(self._known)]
-        if not near or min(abs(k[0] - t) for k in near) > 1.0:
+        if not near:
             return np.zeros(2), 0.0
-        _, shift, spread = min(near, key=lambda k: abs(k[0] - t))
-        return shift, spread
+        when, shift, spread = min(near, key=lambda k: abs(k[0] - t))
+        return (shift, spread) if abs(when - t) <= 1.0 else (np.zeros(2), 0.0)
 
 
 def foot_speed(track: Track, k: int, pan) -> float | None:
@@ -95,14 +95,19 @@ def foot_speed(track: Track, k: int, pan) -> float | None:
 
 def _steady(track: Track, k: int, pan: PictureMotion) -> bool:
     """Whether the foot point went steadily over the second around frame k, no step between
-    sightings over STEADY of the way: a runner covers it stride by stride, while a box that
-    jumped (to another person, or a half-hidden body's bottom found again) covers it at once.
+    sightings over STEADY of the way: running feet cover it stride by stride, while a box that
+    jumped (to someone else, or a half-hidden body's bottom found again) covers it at once.
     On cameras carried down a street, such jumps were 'runs' of 2 to 5 body heights a second."""
     near = [n for n in window(track, k, 1.2) if not n.interpolated]
-    steps = [float(np.linalg.norm(np.subtract(b.foot, a.foot)
-                                  - pan((a.t + b.t) / 2, np.add(a.foot, b.foot) / 2) * (b.t - a.t)))
-             for a, b in zip(near, near[1:])]
+    steps = [float(np.linalg.norm(step)) for step in _own_steps(near, pan)]
     return len(steps) < 3 or max(steps) <= STEADY * sum(steps)
+
+
+def _own_steps(near: list[Seen], pan: PictureMotion) -> list[np.ndarray]:
+    """Each step of the foot point between consecutive sightings (pixels), less how far the
+    camera's motion carried it there."""
+    return [np.subtract(b.foot, a.foot) - pan((a.t + b.t) / 2, np.add(a.foot, b.foot) / 2)
+            * (b.t - a.t) for a, b in zip(near, near[1:])]
 
 
 def body_actions(pid: int, track: list[Seen], speeds, pan, riding: set[float],
@@ -305,9 +310,9 @@ def _kept_going(track: Track, before: float, now: float) -> bool:
 def _turning(track: Track, k: int) -> str:
     """Facing one way on two readings in the two seconds before, the other way now and on the
     next reading: a single flipped reading is the pose model's left-right confusion. The flip
-    must fall between readings TURN_GAP apart or less: a crowd's bodies, read once a second,
-    cannot tell a turn from a box that passed between two people crossing (on the Mall's
-    crowd, the turns looked at were all such boxes)."""
+    must fall between readings TURN_GAP apart or less: bodies read once a second (the pose
+    pass over a throng) cannot tell a turn from a box that passed from one walker to another
+    where their paths crossed (on the Mall, the turns looked at were all such boxes)."""
     s = track[k]
     if s.facing not in ("camera", "away"):
         return ""
@@ -372,32 +377,22 @@ def _arm_out(s: Seen) -> int | None:
 def _climbing(track: Track, k: int, pan: PictureMotion) -> bool:
     """Rising steadily in the picture without getting smaller, the camera's pan and tilt taken
     out (a camera tilting down lifts everyone in the picture). Not while the picture spreads
-    out (a zoom, or a camera carried forward): there how far a person rises depends on how far
+    out (a zoom, or a camera carried forward): there how far someone rises depends on how far
     off they are, which the picture's one motion does not tell (on MOT16-10, filmed walking
     down a street, far-off walkers 'climbed')."""
     near = [n for n in window(track, k, 2.0) if not n.interpolated]
     if len(near) < 3 or near[-1].t - near[0].t < 1.0:
         return False
     first, last = near[0], near[-1]
-    shift, growth = _camera_moved(near, pan)
+    # How much the camera's motion scaled the picture over these sightings (log).
+    growth = sum(pan.spread((a.t + b.t) / 2) * (b.t - a.t) for a, b in zip(near, near[1:]))
     if abs(growth) >= SPREADING * (last.t - first.t):
         return False
     height = float(np.median([n.height for n in near]))
-    rise = (first.foot[1] - last.foot[1] + shift[1]) / height
-    sideways = abs(last.foot[0] - first.foot[0] - shift[0]) / height
+    went = np.sum(_own_steps(near, pan), axis=0)
+    rise, sideways = -went[1] / height, abs(went[0]) / height
     return rise / (last.t - first.t) >= 0.2 and \
         last.height / first.height >= 0.9 * np.exp(growth) and rise >= sideways * 0.5
-
-
-def _camera_moved(near: list[Seen], pan: PictureMotion) -> tuple[np.ndarray, float]:
-    """How far the camera's motion carried a person's foot point over these sightings (pixels),
-    and how much it scaled the picture (log)."""
-    shift, growth = np.zeros(2), 0.0
-    for a, b in zip(near, near[1:]):
-        t, dt = (a.t + b.t) / 2, b.t - a.t
-        shift += pan(t, np.add(a.foot, b.foot) / 2) * dt
-        growth += pan.spread(t) * dt
-    return shift, growth
 
 
 def climbs_readable(tracks: dict[int, Track], frame_height: int) -> bool:

@@ -88,7 +88,7 @@ def parked(things: dict[int, list[Thing]], times: dict[int, float], pan) -> set[
     over half of PARKED_SECONDS or more around the frame, its box's centre moved under PARKED
     of its height a second, the camera's own motion (`pan`) taken out. Seen from above,
     people passing a row of parked motorcycles and bicycles stand over them in the picture
-    (on MOT16-04 they 'rode' them); a single picture, or a vehicle seen only a moment, is
+    (on MOT16-04 they 'rode' them). A single picture, or a vehicle seen only a moment, is
     never parked."""
     seen: dict[int, list[tuple[float, int, Thing]]] = defaultdict(list)
     for frame, found in things.items():
